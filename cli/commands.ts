@@ -1,0 +1,148 @@
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import type { ParseArgsConfig } from 'node:util';
+import { agentNamePattern, plans, roles, type Plan, type Role } from '../shared/api.js';
+import { compileAgent } from '../shared/compile-agent.js';
+import type { Config } from '../shared/config.js';
+import type { Logger } from '../shared/logger.js';
+import { hashPassword } from '../shared/password-hash.js';
+import { generateServiceAccountKey } from '../shared/service-account-key.js';
+import { migrateToLatest, type Db } from '../db/database.js';
+import { insertAgentVersion } from '../db/agents.repository.js';
+import { deleteServiceAccount, insertServiceAccount, replaceServiceAccountKey } from '../db/service-accounts.repository.js';
+import { insertUser } from '../db/users.repository.js';
+
+/** A failure the user caused (bad option, unknown name): printed without a stack. */
+export class CommandError extends Error {
+  override name = 'CommandError';
+}
+
+export interface CommandContext {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  values: Record<string, string | boolean | undefined>;
+  positionals: string[];
+}
+
+export interface CommandResult {
+  text: string;
+  json: unknown;
+  exitCode?: number;
+}
+
+export interface Command {
+  options: NonNullable<ParseArgsConfig['options']>;
+  run(context: CommandContext): Promise<CommandResult>;
+}
+
+function required(context: CommandContext, name: string): string {
+  const value = context.values[name];
+  if (typeof value !== 'string' || !value.trim()) throw new CommandError(`--${name} is required`);
+  return value.trim();
+}
+
+function oneOf<T extends string>(context: CommandContext, name: string, allowed: readonly T[], fallback: T): T {
+  const value = context.values[name] ?? fallback;
+  if (!allowed.includes(value as T)) throw new CommandError(`--${name} must be one of: ${allowed.join(', ')}`);
+  return value as T;
+}
+
+const migrate: Command = {
+  options: {},
+  async run({ db }) {
+    const applied = await migrateToLatest(db);
+    return { text: applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date', json: { applied } };
+  },
+};
+
+const createUser: Command = {
+  options: { email: { type: 'string' }, password: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' }, 'call-name': { type: 'string' } },
+  async run(context) {
+    const email = required(context, 'email').toLowerCase();
+    if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new CommandError('--email is not an email address');
+    const password = context.values.password;
+    const user = await insertUser(context.db, {
+      email,
+      callName: typeof context.values['call-name'] === 'string' ? context.values['call-name'] : email.split('@')[0]!,
+      role: oneOf<Role>(context, 'role', roles, 'user'),
+      plan: oneOf<Plan>(context, 'plan', plans, 'free'),
+      passwordHash: typeof password === 'string' ? await hashPassword(password) : null,
+    });
+    if (!user) throw new CommandError(`a user with email ${email} already exists`);
+    const json = { id: user.id, email: user.email, role: user.role, plan: user.plan, callName: user.call_name };
+    return { text: `created user ${user.email} (${user.role}, ${user.plan}) id ${user.id}`, json };
+  },
+};
+
+const createServiceAccount: Command = {
+  options: { name: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' } },
+  async run(context) {
+    const name = required(context, 'name');
+    const key = generateServiceAccountKey();
+    const account = await insertServiceAccount(context.db, {
+      name,
+      role: oneOf<Role>(context, 'role', roles, 'user'),
+      plan: oneOf<Plan>(context, 'plan', plans, 'free'),
+      keyId: key.keyId,
+      keyHash: key.secretHash,
+    });
+    if (!account) throw new CommandError(`a service account named ${name} already exists`);
+    const json = { id: account.id, name: account.name, role: account.role, plan: account.plan, key: key.key };
+    return { text: `created service account ${name} (${account.role})\nkey (shown once): ${key.key}`, json };
+  },
+};
+
+const rotateServiceAccount: Command = {
+  options: { name: { type: 'string' } },
+  async run(context) {
+    const name = required(context, 'name');
+    const key = generateServiceAccountKey();
+    const account = await replaceServiceAccountKey(context.db, name, key.keyId, key.secretHash);
+    if (!account) throw new CommandError(`no service account is named ${name}`);
+    return { text: `rotated the key of ${name}; the old key no longer works\nkey (shown once): ${key.key}`, json: { id: account.id, name, key: key.key } };
+  },
+};
+
+const deleteAccount: Command = {
+  options: { name: { type: 'string' } },
+  async run(context) {
+    const name = required(context, 'name');
+    if (!(await deleteServiceAccount(context.db, name))) throw new CommandError(`no service account is named ${name}`);
+    return { text: `deleted service account ${name}`, json: { name, deleted: true } };
+  },
+};
+
+/** Publishes each file as the agent named by its file name; stops at the first that does not compile. */
+const publishAgents: Command = {
+  options: {},
+  async run({ db, positionals }) {
+    if (!positionals.length) throw new CommandError('name at least one agent file: agents:publish agents/hello.ts');
+    const published: { agentName: string; version: number }[] = [];
+    for (const file of positionals) {
+      const agentName = basename(file, extname(file));
+      if (!agentNamePattern.test(agentName)) throw new CommandError(`${file}: "${agentName}" is not a valid agent name`);
+      const source = await readFile(file, 'utf8').catch(() => {
+        throw new CommandError(`${file}: cannot read the file`);
+      });
+      const compiled = await compileAgent(source, basename(file));
+      if (!compiled.ok) {
+        const text = compiled.errors.map((e) => `${file}:${e.line}:${e.column}: ${e.message}`).join('\n');
+        return { text, json: { agentName, compileErrors: compiled.errors, published }, exitCode: 1 };
+      }
+      const version = await insertAgentVersion(db, agentName, { source, code: compiled.code, sourceMap: compiled.sourceMap });
+      published.push({ agentName, version });
+    }
+    const text = published.map((p) => `published ${p.agentName} version ${p.version}`).join('\n');
+    return { text, json: published.length === 1 ? published[0] : { published } };
+  },
+};
+
+export const commands: Record<string, Command> = {
+  migrate,
+  'users:create': createUser,
+  'service-accounts:create': createServiceAccount,
+  'service-accounts:rotate': rotateServiceAccount,
+  'service-accounts:delete': deleteAccount,
+  'agents:publish': publishAgents,
+};

@@ -1,0 +1,31 @@
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { ensureDatabase, createDb, migrateToLatest } from '../db/database.js';
+import { openRuntime } from '../db/runtime.js';
+import { startWeb } from '../server/web.js';
+import { startRunWorker } from '../workers/run-worker.js';
+
+/** `npm start`: one process for one machine — creates and migrates the database, then serves web + worker. */
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+await ensureDatabase(config.databaseUrl);
+const migrationDb = createDb(config.databaseUrl, 1);
+const applied = await migrateToLatest(migrationDb);
+await migrationDb.destroy();
+if (applied.length) logger.info({ applied }, 'migrations applied');
+
+const runtime = await openRuntime(config, logger, config.workerConcurrency + 10);
+const worker = await startRunWorker(runtime);
+const web = await startWeb(runtime);
+logger.info({ port: web.port, concurrency: config.workerConcurrency }, 'agentexec listening');
+
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    logger.info('stopping');
+    void web
+      .close()
+      .then(() => worker.close())
+      .then(() => runtime.db.destroy())
+      .finally(() => process.exit(0));
+  });
+}

@@ -1,0 +1,49 @@
+import { sql } from 'kysely';
+import type { Db } from './database.js';
+import type { AgentVersion } from './schema.js';
+
+export interface CompiledAgent {
+  source: string;
+  code: string;
+  sourceMap: string;
+}
+
+/** Stores a new version of the agent (creating the agent at version 1); returns the version number. */
+export async function insertAgentVersion(db: Db, name: string, agent: CompiledAgent): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const { latest_version: version } = await trx
+      .insertInto('agents')
+      .values({ name, latest_version: 1 })
+      .onConflict((oc) =>
+        oc.column('name').doUpdateSet({ latest_version: sql`agents.latest_version + 1`, updated_at: new Date() }),
+      )
+      .returning('latest_version')
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto('agent_versions')
+      .values({ agent_name: name, version, source: agent.source, code: agent.code, source_map: agent.sourceMap })
+      .execute();
+    return version;
+  });
+}
+
+/** The newest published version of the agent, or undefined when no agent has that name. */
+export async function findLatestAgentVersion(db: Db, name: string): Promise<AgentVersion | undefined> {
+  return db
+    .selectFrom('agent_versions')
+    .innerJoin('agents', (join) =>
+      join.onRef('agents.name', '=', 'agent_versions.agent_name').onRef('agents.latest_version', '=', 'agent_versions.version'),
+    )
+    .selectAll('agent_versions')
+    .where('agents.name', '=', name)
+    .executeTakeFirst();
+}
+
+export async function findAgentVersion(db: Db, name: string, version: number): Promise<AgentVersion | undefined> {
+  return db
+    .selectFrom('agent_versions')
+    .selectAll()
+    .where('agent_name', '=', name)
+    .where('version', '=', version)
+    .executeTakeFirst();
+}

@@ -1,0 +1,50 @@
+import { Kysely, PostgresDialect } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import pg from 'pg';
+import type { Database } from './schema.js';
+import * as initial from './migrations/0001_initial.js';
+
+export type Db = Kysely<Database>;
+
+/** Migrations in order; listed here so the build needs no file-system discovery. */
+const migrations: Record<string, Migration> = {
+  '0001_initial': initial,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** A Kysely instance over a pg pool. */
+export function createDb(databaseUrl: string, maxConnections = 10): Db {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections, connectionTimeoutMillis: 5000 });
+  // An idle client that loses its connection (server restart) emits 'error'; the pool replaces it.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}
+
+/** Creates the database named in the URL when it does not exist yet. */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  if (!name) throw new Error('DATABASE_URL names no database');
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount) return;
+    await client.query(`create database ${pg.escapeIdentifier(name)}`);
+  } catch (err) {
+    // Two processes starting together may race to create it.
+    if ((err as { code?: string }).code !== '42P04') throw err;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Applies pending migrations; returns the names applied. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,122 @@
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
+import type { AskInput, HistoryEntry, JsonObject, Plan, PrincipalKind, ResultCode, Role } from '../shared/api.js';
+
+/** jsonb columns: read as parsed JSON, written as a JSON string (pg would turn arrays into PG arrays). */
+type Jsonb<T> = ColumnType<T, string, string>;
+type CreatedAt = ColumnType<Date, Date | undefined, never>;
+type Timestamp = ColumnType<Date, Date | undefined, Date>;
+
+export interface UsersTable {
+  id: Generated<string>;
+  email: string;
+  call_name: string;
+  role: Role;
+  plan: Plan;
+  password_hash: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface ServiceAccountsTable {
+  id: Generated<string>;
+  name: string;
+  role: Role;
+  plan: Plan;
+  /** The public half of the key (`ak_<key_id>_<secret>`), used to find the row. */
+  key_id: string;
+  /** SHA-256 of the secret half: keys are 256-bit random, so a fast hash is the right one. */
+  key_hash: string;
+  created_at: CreatedAt;
+  key_rotated_at: Timestamp;
+}
+
+export interface AgentsTable {
+  name: string;
+  latest_version: number;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
+export interface AgentVersionsTable {
+  agent_name: string;
+  version: number;
+  source: string;
+  code: string;
+  source_map: string;
+  created_at: CreatedAt;
+}
+
+export interface ConversationsTable {
+  id: string;
+  owner_kind: PrincipalKind;
+  owner_id: string;
+  plan: Plan;
+  /** Agent variables, by agent name. */
+  agent_vars: Jsonb<Record<string, JsonObject>>;
+  conv_vars: Jsonb<JsonObject>;
+  history: Jsonb<HistoryEntry[]>;
+  pinned: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+  last_used_at: Timestamp;
+}
+
+/** What a paused run needs to resume by replay (DESIGN §5). */
+export interface PauseState {
+  inputs: JsonObject;
+  vars: JsonObject;
+  conv: JsonObject;
+  history: HistoryEntry[];
+  randomSeed: number;
+}
+
+export interface PausedAsksTable {
+  convid: string;
+  agent_name: string;
+  agent_version: number;
+  ask: Jsonb<AskInput>;
+  /** JournalEntry[]; password answers inside are encrypted. */
+  journal: Jsonb<unknown[]>;
+  start_state: Jsonb<PauseState>;
+  created_at: CreatedAt;
+}
+
+export interface ExecutionsTable {
+  id: string;
+  convid: string;
+  agent_name: string;
+  agent_version: number | null;
+  principal_kind: PrincipalKind;
+  principal_id: string;
+  request_id: string | null;
+  result_code: ResultCode;
+  error_message: string | null;
+  /** The execution response as sent (a fallback when the live answer is lost). */
+  response: Jsonb<unknown>;
+  started_at: Date;
+  finished_at: Date;
+  duration_ms: number;
+}
+
+/** Secrets generated for a development set-up, shared by all its processes. */
+export interface InstanceSecretsTable {
+  name: string;
+  value: string;
+}
+
+export interface Database {
+  users: UsersTable;
+  service_accounts: ServiceAccountsTable;
+  agents: AgentsTable;
+  agent_versions: AgentVersionsTable;
+  conversations: ConversationsTable;
+  paused_asks: PausedAsksTable;
+  executions: ExecutionsTable;
+  instance_secrets: InstanceSecretsTable;
+}
+
+export type User = Selectable<UsersTable>;
+export type ServiceAccount = Selectable<ServiceAccountsTable>;
+export type AgentVersion = Selectable<AgentVersionsTable>;
+export type Conversation = Selectable<ConversationsTable>;
+export type PausedAsk = Selectable<PausedAsksTable>;
+export type NewExecution = Insertable<ExecutionsTable>;

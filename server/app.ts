@@ -1,0 +1,29 @@
+import Koa from 'koa';
+import bodyParser from 'koa-bodyparser';
+import Router from '@koa/router';
+import { AppError } from '../shared/errors.js';
+import type { WebDeps } from './deps.js';
+import { execRoutes } from './exec/exec.routes.js';
+import { renderErrors } from './middleware/errors.js';
+import { requireJson } from './middleware/json-only.js';
+import { requestId } from './middleware/request-id.js';
+
+/** The Koa application: middleware in order, then the routes of each area. */
+export function createApp(deps: WebDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true;
+  app.use(requestId());
+  app.use(renderErrors(deps.logger));
+  app.use(requireJson());
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: String(deps.config.bodyLimitBytes), strict: true }));
+
+  const health = new Router();
+  health.get('/healthz', (ctx) => {
+    ctx.body = { ok: true };
+  });
+  for (const router of [health, execRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  app.use(() => {
+    throw new AppError('notFound', 'No such endpoint.');
+  });
+  return app;
+}

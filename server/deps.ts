@@ -1,0 +1,21 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../shared/config.js';
+import type { Clock } from '../shared/clock.js';
+import type { RunJobData } from '../shared/jobs.js';
+import type { Logger } from '../shared/logger.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import type { Db } from '../db/database.js';
+import type { RunInbox } from './exec/run-inbox.js';
+
+/** What the web process's routes and services depend on; built once in web.ts. */
+export interface WebDeps {
+  config: Config;
+  db: Db;
+  redis: Redis;
+  queue: Queue<RunJobData>;
+  inbox: RunInbox;
+  logger: Logger;
+  box: SecretBox;
+  clock: Clock;
+}

@@ -1,0 +1,16 @@
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { openRuntime } from '../db/runtime.js';
+import { startWeb } from './web.js';
+
+/** Entry point of a web process (Procfile `web`). */
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+const runtime = await openRuntime(config, logger);
+const web = await startWeb(runtime);
+logger.info({ port: web.port }, 'web listening');
+
+process.once('SIGTERM', () => {
+  logger.info('web stopping');
+  void web.close().then(() => runtime.db.destroy()).finally(() => process.exit(0));
+});

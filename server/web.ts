@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { runQueueName, webInboxChannel } from '../shared/channels.js';
+import type { Config } from '../shared/config.js';
+import type { Clock } from '../shared/clock.js';
+import type { RunJobData } from '../shared/jobs.js';
+import type { Logger } from '../shared/logger.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import type { Db } from '../db/database.js';
+import { createApp } from './app.js';
+import type { WebDeps } from './deps.js';
+import { openRunInbox } from './exec/run-inbox.js';
+
+export interface WebServer {
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP API on `port` (0 picks a free one). */
+export async function startWeb(
+  base: { config: Config; db: Db; logger: Logger; box: SecretBox; clock: Clock },
+  port = base.config.port,
+): Promise<WebServer> {
+  const { config, logger } = base;
+  // Producer connection: fail fast when Redis is down (a 503), never queue commands offline.
+  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
+  await waitForReady(redis);
+  const queue = new Queue<RunJobData>(runQueueName, { connection: redis, prefix: config.queuePrefix });
+  queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
+  const inbox = await openRunInbox(config.redisUrl, webInboxChannel(config.queuePrefix, randomUUID()), logger);
+  const deps: WebDeps = { ...base, redis, queue, inbox };
+  const server = createApp(deps).listen(port);
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
+  const address = server.address();
+  return {
+    server,
+    port: typeof address === 'object' && address ? address.port : port,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await inbox.close();
+      await queue.close();
+      redis.disconnect();
+    },
+  };
+}
+
+function waitForReady(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => redis.once('ready', () => resolve()));
+}

@@ -1,0 +1,138 @@
+import { z } from 'zod';
+
+/**
+ * Configuration, read from the environment once (this is the only module that reads process.env).
+ * A bad value stops start-up with a message naming the variable.
+ */
+export interface Config {
+  nodeEnv: string;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  workerConcurrency: number;
+  maxAgentRuntimeMs: number;
+  agentMemoryMb: number;
+  agentHttpAllow: string[];
+  /** Undefined outside production when not set: resolved at start-up (see resolveSecrets). */
+  sessionSecret: string | undefined;
+  secretsKey: string | undefined;
+  sessionIdleMinutes: number;
+  sessionMaxHours: number;
+  emailCodeMinutes: number;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  allowedOrigins: string[];
+  cookieSecure: boolean;
+  convWaitMs: number;
+  streamReplaySeconds: number;
+  bodyLimitBytes: number;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().min(min).max(max));
+
+const bool = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['true', 'false', '1', '0', 'yes', 'no'].includes(v), 'must be true or false')
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const list = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean));
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .trim()
+    .refine((v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL (${protocols.join(' or ')})`);
+
+const secret = z.string().min(32, 'must be at least 32 characters');
+
+/** Each variable with its parser; undefined means "not set, use the default". */
+const variables = {
+  NODE_ENV: z.string(),
+  PORT: int(0, 65535),
+  DATABASE_URL: url(['postgres:', 'postgresql:']),
+  REDIS_URL: url(['redis:', 'rediss:']),
+  QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 letters, digits, _ - . { }'),
+  WORKER_CONCURRENCY: int(1, 1024),
+  MAX_AGENT_RUNTIME_MS: int(100),
+  AGENT_MEMORY_MB: int(8, 4096),
+  AGENT_HTTP_ALLOW: list,
+  SESSION_SECRET: secret,
+  SECRETS_KEY: secret,
+  SESSION_IDLE_MINUTES: int(1),
+  SESSION_MAX_HOURS: int(1),
+  EMAIL_CODE_MINUTES: int(1, 1440),
+  SMTP_URL: url(['smtp:', 'smtps:']),
+  MAIL_FROM: z.string().min(3),
+  ALLOWED_ORIGINS: list,
+  COOKIE_SECURE: bool,
+  CONV_WAIT_MS: int(0),
+  STREAM_REPLAY_SECONDS: int(0),
+  BODY_LIMIT_BYTES: int(1024),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+} as const;
+
+type Name = keyof typeof variables;
+type Parsed = { [K in Name]?: z.output<(typeof variables)[K]> };
+
+/** Parses the environment (process.env by default). Throws ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed: Parsed = {};
+  const problems: string[] = [];
+  for (const name of Object.keys(variables) as Name[]) {
+    const raw = env[name];
+    if (raw === undefined || raw === '') continue;
+    const result = variables[name].safeParse(raw);
+    if (result.success) (parsed as Record<string, unknown>)[name] = result.data;
+    else problems.push(`${name}: ${result.error.issues.map((i) => i.message).join(', ')}`);
+  }
+  const nodeEnv = parsed.NODE_ENV ?? 'development';
+  if (nodeEnv === 'production') {
+    for (const name of ['SESSION_SECRET', 'SECRETS_KEY'] as const) {
+      if (!parsed[name]) problems.push(`${name}: required when NODE_ENV=production`);
+    }
+  }
+  if (problems.length) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+
+  const maxAgentRuntimeMs = parsed.MAX_AGENT_RUNTIME_MS ?? 60_000;
+  return {
+    nodeEnv,
+    port: parsed.PORT ?? 3000,
+    databaseUrl: parsed.DATABASE_URL ?? 'postgres://127.0.0.1:5432/agentexec',
+    redisUrl: parsed.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    queuePrefix: parsed.QUEUE_PREFIX ?? 'agentexec',
+    workerConcurrency: parsed.WORKER_CONCURRENCY ?? 16,
+    maxAgentRuntimeMs,
+    agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,
+    agentHttpAllow: parsed.AGENT_HTTP_ALLOW ?? [],
+    sessionSecret: parsed.SESSION_SECRET,
+    secretsKey: parsed.SECRETS_KEY,
+    sessionIdleMinutes: parsed.SESSION_IDLE_MINUTES ?? 30,
+    sessionMaxHours: parsed.SESSION_MAX_HOURS ?? 12,
+    emailCodeMinutes: parsed.EMAIL_CODE_MINUTES ?? 10,
+    smtpUrl: parsed.SMTP_URL,
+    mailFrom: parsed.MAIL_FROM ?? 'agentexec <no-reply@localhost>',
+    allowedOrigins: parsed.ALLOWED_ORIGINS ?? [],
+    cookieSecure: parsed.COOKIE_SECURE ?? true,
+    convWaitMs: parsed.CONV_WAIT_MS ?? maxAgentRuntimeMs,
+    streamReplaySeconds: parsed.STREAM_REPLAY_SECONDS ?? 300,
+    bodyLimitBytes: parsed.BODY_LIMIT_BYTES ?? 1_048_576,
+    logLevel: parsed.LOG_LEVEL ?? 'info',
+  };
+}

@@ -1,0 +1,27 @@
+import { randomBytes } from 'node:crypto';
+import type { Plan, Role } from '../../shared/api.js';
+import { compileAgent } from '../../shared/compile-agent.js';
+import { generateServiceAccountKey } from '../../shared/service-account-key.js';
+import type { Db } from '../../db/database.js';
+import { insertAgentVersion } from '../../db/agents.repository.js';
+import { insertServiceAccount } from '../../db/service-accounts.repository.js';
+
+/** A new service account with a unique name; returns its key. */
+export async function createAccount(db: Db, role: Role = 'user', plan: Plan = 'free'): Promise<{ name: string; key: string; id: string }> {
+  const name = `test-${randomBytes(6).toString('hex')}`;
+  const key = generateServiceAccountKey();
+  const account = await insertServiceAccount(db, { name, role, plan, keyId: key.keyId, keyHash: key.secretHash });
+  return { name, key: key.key, id: account!.id };
+}
+
+/** Publishes an agent from source; returns its version. */
+export async function publishAgent(db: Db, name: string, source: string): Promise<number> {
+  const compiled = await compileAgent(source);
+  if (!compiled.ok) throw new Error(`test agent ${name} does not compile: ${JSON.stringify(compiled.errors)}`);
+  return insertAgentVersion(db, name, { source, code: compiled.code, sourceMap: compiled.sourceMap });
+}
+
+/** A unique agent name, so suites sharing the database never see each other's agents. */
+export function uniqueAgentName(base: string): string {
+  return `${base}-${randomBytes(4).toString('hex')}`;
+}

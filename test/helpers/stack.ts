@@ -1,0 +1,52 @@
+import { Writable } from 'node:stream';
+import { loadConfig, type Config } from '../../shared/config.js';
+import { createLogger } from '../../shared/logger.js';
+import { openRuntime, type Runtime } from '../../db/runtime.js';
+import { startWeb, type WebServer } from '../../server/web.js';
+import { startRunWorker, type RunWorker } from '../../workers/run-worker.js';
+import { testEnv } from './test-env.js';
+
+export interface Stack {
+  url: string;
+  config: Config;
+  runtime: Runtime;
+  web: WebServer;
+  worker: RunWorker;
+  /** Every log line written so far (JSON), for tests that check what is logged. */
+  logLines: string[];
+  close(): Promise<void>;
+}
+
+/** The test configuration, with overrides. */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ ...testEnv, ...overrides });
+}
+
+/** Starts web and worker in this process against this run's database and queue prefix. */
+export async function startStack(overrides: Record<string, string> = {}): Promise<Stack> {
+  const config = testConfig({ LOG_LEVEL: 'info', ...overrides });
+  const logLines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logLines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const logger = createLogger(config.logLevel, sink);
+  const runtime = await openRuntime(config, logger, config.workerConcurrency + 6);
+  const worker = await startRunWorker(runtime);
+  const web = await startWeb(runtime, 0);
+  return {
+    url: `http://127.0.0.1:${web.port}`,
+    config,
+    runtime,
+    web,
+    worker,
+    logLines,
+    async close() {
+      await web.close();
+      await worker.close();
+      await runtime.db.destroy();
+    },
+  };
+}

@@ -1,0 +1,17 @@
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/logger.js';
+import { openRuntime } from '../db/runtime.js';
+import { startRunWorker } from './run-worker.js';
+
+/** Entry point of a worker process (Procfile `worker`). */
+const config = loadConfig();
+const logger = createLogger(config.logLevel);
+// Each running job holds a connection for its conversation lock, plus a few for the rest.
+const runtime = await openRuntime(config, logger, config.workerConcurrency + 4);
+const worker = await startRunWorker(runtime);
+logger.info({ concurrency: config.workerConcurrency }, 'worker running');
+
+process.once('SIGTERM', () => {
+  logger.info('worker stopping');
+  void worker.close().then(() => runtime.db.destroy()).finally(() => process.exit(0));
+});

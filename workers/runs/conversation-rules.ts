@@ -1,0 +1,24 @@
+import type { HistoryEntry, Plan, Principal, ResultCode } from '../../shared/api.js';
+import type { Conversation } from '../../db/schema.js';
+
+const day = 86_400_000;
+
+/** Days of no use after which a conversation expires (spec §8), by plan. */
+export const retentionDays: Record<Plan, number> = { free: 7, paid: 90 };
+
+/** Prompt history keeps this many entries, the newest. */
+export const historyLimit = 500;
+
+export function isOwnedBy(conversation: Conversation, caller: Principal): boolean {
+  return conversation.owner_kind === caller.kind && conversation.owner_id === caller.id;
+}
+
+export function isExpired(conversation: Conversation, now: Date): boolean {
+  if (conversation.pinned) return false;
+  return now.getTime() - conversation.last_used_at.getTime() > retentionDays[conversation.plan] * day;
+}
+
+export function appendHistory(history: HistoryEntry[], entry: { agentName: string; query: string | null; resultCode: ResultCode; at: Date }): HistoryEntry[] {
+  const next = [...history, { agentName: entry.agentName, query: entry.query, resultCode: entry.resultCode, at: entry.at.toISOString() }];
+  return next.length > historyLimit ? next.slice(next.length - historyLimit) : next;
+}

@@ -1,0 +1,230 @@
+import { randomInt } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Answers, ExecutionResponse, JsonObject, OutputPart, ResultCode } from '../../shared/api.js';
+import type { Config } from '../../shared/config.js';
+import type { Clock } from '../../shared/clock.js';
+import type { ErrorCode } from '../../shared/errors.js';
+import type { RunJobData } from '../../shared/jobs.js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import type { Db } from '../../db/database.js';
+import type { Conversation, PausedAsk, PauseState } from '../../db/schema.js';
+import { insertConversation, lockConversation, touchConversation, updateConversationState } from '../../db/conversations.repository.js';
+import { deletePause, findPause, savePause } from '../../db/paused-asks.repository.js';
+import { insertExecution } from '../../db/executions.repository.js';
+import { runSandbox } from '../sandbox/run-sandbox.js';
+import type { JournalEntry, SandboxOutcome } from '../sandbox/sandbox.types.js';
+import type { AgentCode, AgentCodeCache } from './agent-code-cache.js';
+import { appendHistory, isExpired, isOwnedBy } from './conversation-rules.js';
+import { openJournal, sealJournal } from './sealed-journal.js';
+import { validateAnswers } from './validate-answers.js';
+
+export interface RunDeps {
+  config: Config;
+  db: Db;
+  box: SecretBox;
+  clock: Clock;
+  agents: AgentCodeCache;
+}
+
+/** Where the parts of a streamed run go as they are made. */
+export interface RunEventSink {
+  part(part: OutputPart): void;
+  delta(text: string): void;
+}
+
+export type RunResult =
+  | { kind: 'response'; response: ExecutionResponse }
+  | { kind: 'refused'; code: ErrorCode; message: string };
+
+/** Everything a run starts from: the code, the state it sees, and the calls to replay. */
+interface RunStart {
+  agent: AgentCode;
+  state: PauseState;
+  journal: JournalEntry[];
+  resuming: boolean;
+}
+
+/** The row lock on the conversation was not granted within CONV_WAIT_MS. */
+const lockNotAvailable = '55P03';
+
+/**
+ * Runs one call of an agent inside a transaction that holds the conversation's row lock, so calls
+ * on one conversation run one at a time, and whatever the run changes is committed together with
+ * its execution record, or not at all.
+ */
+export async function executeRun(
+  deps: RunDeps,
+  data: RunJobData,
+  inputs: JsonObject,
+  sink: RunEventSink,
+  signal?: AbortSignal,
+): Promise<RunResult> {
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      await sql`select set_config('lock_timeout', ${`${Math.max(1, deps.config.convWaitMs)}ms`}, true)`.execute(trx);
+      return runLocked(deps, trx, data, inputs, sink, signal);
+    });
+  } catch (err) {
+    if ((err as { code?: string }).code === lockNotAvailable) {
+      return { kind: 'refused', code: 'conversationBusy', message: 'The conversation is busy with other calls; try again.' };
+    }
+    throw err;
+  }
+}
+
+async function runLocked(
+  deps: RunDeps,
+  trx: Db,
+  data: RunJobData,
+  inputs: JsonObject,
+  sink: RunEventSink,
+  signal?: AbortSignal,
+): Promise<RunResult> {
+  const startedAt = deps.clock.now();
+  const conversation = data.newConversation ? undefined : await lockConversation(trx, data.convid);
+  if (!data.newConversation && (!conversation || !isOwnedBy(conversation, data.caller) || isExpired(conversation, startedAt))) {
+    return record(trx, data, startedAt, undefined, unknownConversation(data));
+  }
+  const pause = conversation && (await findPause(trx, data.convid));
+  if (pause && pause.agent_name !== data.agentName) return record(trx, data, startedAt, undefined, unknownConversation(data));
+
+  let answers: Answers | undefined;
+  if (pause) {
+    const check = validateAnswers(pause.ask, inputs);
+    if (!check.ok) {
+      // The pause is kept as it is: the caller is asked again, told which answers to fix.
+      await touchConversation(trx, data.convid, startedAt);
+      const response = respond(data, 'ask', [], { message: 'Some answers are missing or not valid.', fields: check.fields });
+      return record(trx, data, startedAt, pause.agent_version, { ...response, askInput: pause.ask });
+    }
+    answers = check.answers;
+  }
+  const start = pause && answers ? await resumeFrom(deps, trx, pause, answers) : await freshStart(deps, trx, data, conversation, inputs);
+  if (!start) return { kind: 'refused', code: 'agentNotFound', message: `No agent is named ${data.agentName}.` };
+
+  const outcome = await runSandbox({
+    code: start.agent.code,
+    agentName: data.agentName,
+    convid: data.convid,
+    inputs: start.state.inputs,
+    caller: { kind: data.caller.kind, id: data.caller.id, role: data.caller.role },
+    history: start.state.history,
+    vars: start.state.vars,
+    conv: start.state.conv,
+    randomSeed: start.state.randomSeed,
+    journal: start.journal,
+    memoryMb: deps.config.agentMemoryMb,
+    maxRuntimeMs: deps.config.maxAgentRuntimeMs,
+    signal,
+    httpAllow: deps.config.agentHttpAllow,
+    onPart: data.stream ? sink.part : undefined,
+    onDelta: data.stream ? sink.delta : undefined,
+  });
+  await commitOutcome(deps, trx, data, conversation, start, outcome, startedAt);
+  const response = respond(data, outcome.resultCode, outcome.output, errorOf(outcome));
+  if (outcome.resultCode === 'ask') response.askInput = outcome.askInput;
+  return record(trx, data, startedAt, start.agent.version, response);
+}
+
+async function freshStart(
+  deps: RunDeps,
+  trx: Db,
+  data: RunJobData,
+  conversation: Conversation | undefined,
+  inputs: JsonObject,
+): Promise<RunStart | undefined> {
+  const agent = await deps.agents.latest(trx, data.agentName);
+  if (!agent) return undefined;
+  const state: PauseState = {
+    inputs,
+    vars: conversation?.agent_vars[data.agentName] ?? {},
+    conv: conversation?.conv_vars ?? {},
+    history: conversation?.history ?? [],
+    randomSeed: randomInt(2 ** 31),
+  };
+  return { agent, state, journal: [], resuming: false };
+}
+
+/** The paused run starts again from its recorded state; the ask it paused on gets the answers. */
+async function resumeFrom(deps: RunDeps, trx: Db, pause: PausedAsk, answers: Answers): Promise<RunStart | undefined> {
+  const agent = await deps.agents.version(trx, pause.agent_name, pause.agent_version);
+  if (!agent) return undefined;
+  const journal = openJournal(deps.box, pause.journal);
+  const last = journal[journal.length - 1];
+  if (last?.op === 'ask') journal[journal.length - 1] = { ...last, answers };
+  return { agent, state: pause.start_state, journal, resuming: true };
+}
+
+/** Success and ask keep what the run changed; any other ending keeps nothing (a new conversation stays empty). */
+async function commitOutcome(
+  deps: RunDeps,
+  trx: Db,
+  data: RunJobData,
+  conversation: Conversation | undefined,
+  start: RunStart,
+  outcome: SandboxOutcome,
+  now: Date,
+): Promise<void> {
+  const newConversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now };
+  if (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask') {
+    if (!conversation) await insertConversation(trx, newConversation);
+    return;
+  }
+  const query = !start.resuming && typeof start.state.inputs.query === 'string' ? start.state.inputs.query : null;
+  const state = {
+    agentVars: { ...conversation?.agent_vars, [data.agentName]: outcome.vars },
+    convVars: outcome.conv,
+    history: appendHistory(conversation?.history ?? [], { agentName: data.agentName, query, resultCode: outcome.resultCode, at: now }),
+  };
+  if (conversation) await updateConversationState(trx, data.convid, state, now);
+  else await insertConversation(trx, newConversation, state);
+
+  if (outcome.resultCode === 'success') {
+    if (start.resuming) await deletePause(trx, data.convid);
+    return;
+  }
+  await savePause(trx, {
+    convid: data.convid,
+    agentName: data.agentName,
+    agentVersion: start.agent.version,
+    ask: outcome.askInput,
+    journal: sealJournal(deps.box, outcome.journal),
+    startState: start.state,
+    now,
+  });
+}
+
+function errorOf(outcome: SandboxOutcome): ExecutionResponse['error'] {
+  return 'error' in outcome ? outcome.error : undefined;
+}
+
+function respond(data: RunJobData, resultCode: ResultCode, output: OutputPart[], error?: ExecutionResponse['error']): ExecutionResponse {
+  const response: ExecutionResponse = { resultCode, convid: data.convid, agentName: data.agentName, output };
+  if (error) response.error = error;
+  return response;
+}
+
+function unknownConversation(data: RunJobData): ExecutionResponse {
+  return respond(data, 'unknownConversation', [], { message: 'The conversation is unknown, expired, or paused by another agent.' });
+}
+
+/** Writes the execution record in the run's transaction. */
+async function record(trx: Db, data: RunJobData, startedAt: Date, version: number | undefined, response: ExecutionResponse): Promise<RunResult> {
+  const finishedAt = new Date();
+  await insertExecution(trx, {
+    id: data.runId,
+    convid: data.convid,
+    agent_name: data.agentName,
+    agent_version: version ?? null,
+    principal_kind: data.caller.kind,
+    principal_id: data.caller.id,
+    request_id: data.requestId,
+    result_code: response.resultCode,
+    error_message: response.error?.message ?? null,
+    response: JSON.stringify(response),
+    started_at: startedAt,
+    finished_at: finishedAt,
+    duration_ms: Math.max(0, finishedAt.getTime() - startedAt.getTime()),
+  });
+  return { kind: 'response', response };
+}

@@ -1,0 +1,85 @@
+import type { FailureCode, SandboxError } from './sandbox.types.js';
+
+/** File name the agent's compiled code runs under inside the isolate; stack frames are located by it. */
+export const agentFileName = 'agent.js';
+
+/**
+ * What the agent threw, as described inside the isolate (bootstrap.ts) or from the copy isolated-vm
+ * hands the host. `fetch`: a sys.fetch failure; `builtin`: TypeError, ReferenceError, …;
+ * `agent`: a mistake the sandbox detected (no default export, non-JSON vars, import());
+ * `other`: anything else the agent threw.
+ */
+export interface ThrownDescription {
+  kind: 'fetch' | 'builtin' | 'agent' | 'other';
+  name: string;
+  message: string;
+  stack: string;
+}
+
+/** A bad argument to a sys function; raised in the agent as a TypeError (so uncaught → errorInAgent). */
+export class AgentTypeError extends Error {
+  override name = 'AgentTypeError';
+}
+
+export interface Failure {
+  resultCode: FailureCode;
+  error: SandboxError;
+}
+
+const codeByKind: Record<ThrownDescription['kind'], FailureCode> = {
+  fetch: 'callFailed',
+  builtin: 'errorInAgent',
+  agent: 'errorInAgent',
+  other: 'unexpected',
+};
+
+/** DESIGN §4 result code mapping for something the agent threw. */
+export function classifyThrown(thrown: ThrownDescription): Failure {
+  const prefixed = thrown.kind !== 'fetch' && thrown.name !== '' && thrown.name !== 'Error';
+  const message = prefixed ? `${thrown.name}: ${thrown.message}` : thrown.message;
+  return { resultCode: codeByKind[thrown.kind], error: { message, ...locateInAgent(thrown.stack) } };
+}
+
+/** Line and column of the innermost stack frame in the agent's compiled code (1-based, as V8 prints them). */
+export function locateInAgent(stack: string): { line?: number; column?: number } {
+  const match = /\bagent\.js:(\d+):(\d+)/.exec(stack);
+  return match ? { line: Number(match[1]), column: Number(match[2]) } : {};
+}
+
+/**
+ * Built-in errors the spec counts as a bug in the agent (errorInAgent). URIError and EvalError are
+ * included: they are thrown by built-ins just like the four the spec names.
+ */
+export const builtinErrorNames: readonly string[] = [
+  'TypeError',
+  'ReferenceError',
+  'SyntaxError',
+  'RangeError',
+  'URIError',
+  'EvalError',
+];
+
+/**
+ * Describes an error isolated-vm copied out of the isolate (a throw while the agent's module code ran
+ * at top level). isolated-vm recreates built-in error types, so the name is reliable enough here.
+ */
+export function describeCopiedError(err: unknown): ThrownDescription {
+  if (err instanceof Error) {
+    const kind = builtinErrorNames.includes(err.name) ? 'builtin' : 'other';
+    return { kind, name: err.name, message: err.message, stack: err.stack ?? '' };
+  }
+  return { kind: 'other', name: '', message: describeValue(err), stack: '' };
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+export function failure(resultCode: FailureCode, message: string): Failure {
+  return { resultCode, error: { message } };
+}
