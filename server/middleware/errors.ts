@@ -45,6 +45,8 @@ function toAppError(err: unknown): AppError {
   const bodyCode = typeof type === 'string' ? bodyErrors[type] : undefined;
   if (bodyCode) return new AppError(bodyCode, bodyMessages[bodyCode] ?? 'The request body is not acceptable.');
   const status = (err as { status?: unknown }).status;
+  // co-body marks a JSON syntax error (or a strict-mode non-object) with status 400 and no type.
+  if (status === 400) return new AppError('invalidRequest', bodyMessages.invalidRequest!);
   if (status === 404 || status === 405) return new AppError('notFound', 'No such endpoint.');
   if (status === 413) return new AppError('payloadTooLarge', 'The request body is too large.');
   return new AppError('internal', 'An internal error occurred.');

@@ -1,5 +1,5 @@
-import { AgentTypeError } from './error-codes.js';
 import { inputTypes, type AskInput, type InputDescriptor, type InputOption, type InputType } from '../../shared/api.js';
+import { AgentTypeError } from './error-codes.js';
 
 /** A spec passed to sys.ask that cannot be asked; raised in the agent as a TypeError. */
 export class AskSpecError extends AgentTypeError {

@@ -21,6 +21,11 @@ export class AgentTypeError extends Error {
   override name = 'AgentTypeError';
 }
 
+/** A mistake detected on the host that ends the run with errorInAgent (divergence, output or variables too large). */
+export class AgentFault extends Error {
+  override name = 'AgentFault';
+}
+
 export interface Failure {
   resultCode: FailureCode;
   error: SandboxError;

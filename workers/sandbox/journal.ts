@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import { AgentFault } from './error-codes.js';
 import type { JournalEntry } from './sandbox.types.js';
 
 /**
@@ -17,7 +18,7 @@ export type JournalOp = JournalEntry['op'];
 export type EntryOf<K extends JournalOp> = Extract<JournalEntry, { op: K }>;
 
 /** A replay that asks for a different call than the journal recorded; the run ends errorInAgent. */
-export class ReplayDivergedError extends Error {
+export class ReplayDivergedError extends AgentFault {
   override name = 'ReplayDivergedError';
   constructor(detail: string) {
     super(`replay diverged: ${detail}`);

@@ -1,5 +1,5 @@
 import type { OutputPart } from '../../shared/api.js';
-import { AgentTypeError } from './error-codes.js';
+import { AgentFault, AgentTypeError } from './error-codes.js';
 
 /** Total output an agent may make in one run, in UTF-8 bytes. */
 export const maxOutputBytes = 8 * 1024 * 1024;
@@ -14,7 +14,7 @@ export interface Output {
 /** A change to the output, for reporting live (onPart / onDelta). */
 export type OutputChange = { kind: 'part'; part: OutputPart } | { kind: 'delta'; text: string };
 
-export class OutputTooLargeError extends Error {
+export class OutputTooLargeError extends AgentFault {
   override name = 'OutputTooLargeError';
   constructor(limit: number) {
     super(`output too large: an agent may make at most ${limit} bytes of output`);

@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { findServiceAccountByName } from '../../db/service-accounts.repository.js';
+import { findUserByEmail } from '../../db/users.repository.js';
+import { verifyPassword } from '../../shared/password-hash.js';
+import { execAgent } from '../helpers/api.js';
+import { runCli } from '../helpers/processes.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+describe('command line: accounts and agents', () => {
+  let stack: Stack;
+  let dir: string;
+  const suffix = randomBytes(4).toString('hex');
+  const agentName = `cliHello_${suffix}`;
+
+  before(async () => {
+    stack = await startStack();
+    dir = await mkdtemp(join(tmpdir(), 'agentexec-cli-'));
+    await writeFile(join(dir, `${agentName}.ts`), `export default async (sys: { say(s: string): void }) => sys.say('from the cli');\n`);
+    await writeFile(join(dir, 'broken.ts'), `export default async (sys) => {\n  sys.say('x'\n};\n`);
+  });
+  after(() => stack.close());
+
+  it('publishes an agent from its file, named by the file name, with increasing versions', async () => {
+    const first = await runCli(['agents:publish', join(dir, `${agentName}.ts`), '--json']);
+    assert.equal(first.code, 0, first.output);
+    assert.deepEqual(first.json, { agentName, version: 1 });
+    const second = await runCli(['agents:publish', join(dir, `${agentName}.ts`), '--json']);
+    assert.deepEqual(second.json, { agentName, version: 2 });
+  });
+
+  it('refuses to publish code that does not compile, printing line and column, exit 1', async () => {
+    const res = await runCli(['agents:publish', join(dir, 'broken.ts')]);
+    assert.equal(res.code, 1);
+    assert.match(res.output, /broken\.ts:3:1: /);
+  });
+
+  it('creates a service account whose key works, shown once and stored only as a hash', async () => {
+    const name = `sa-${suffix}`;
+    const created = await runCli(['service-accounts:create', '--name', name, '--role', 'developer', '--plan', 'paid', '--json']);
+    assert.equal(created.code, 0, created.output);
+    assert.equal(created.json.name, name);
+    assert.equal(created.json.role, 'developer');
+    assert.match(created.json.key, /^ak_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
+    const row = await findServiceAccountByName(stack.runtime.db, name);
+    assert.ok(row && !JSON.stringify(row).includes(created.json.key.split('_').slice(2).join('_')), 'the secret is not stored');
+    await runCli(['agents:publish', join(dir, `${agentName}.ts`)]);
+    const ok = await execAgent(stack.url, created.json.key, { agentName });
+    assert.equal(ok.body.resultCode, 'success');
+    const duplicate = await runCli(['service-accounts:create', '--name', name, '--role', 'user']);
+    assert.equal(duplicate.code, 1);
+    assert.match(duplicate.output, /already exists/);
+  });
+
+  it('refuses the old key at once after a rotation, and every key after deletion', async () => {
+    const name = `rot-${suffix}`;
+    const created = await runCli(['service-accounts:create', '--name', name, '--role', 'user', '--json']);
+    const oldKey = created.json.key;
+    assert.equal((await execAgent(stack.url, oldKey, { agentName })).status, 200);
+    const rotated = await runCli(['service-accounts:rotate', '--name', name, '--json']);
+    assert.equal(rotated.code, 0, rotated.output);
+    assert.notEqual(rotated.json.key, oldKey);
+    assert.equal((await execAgent(stack.url, oldKey, { agentName })).status, 401);
+    assert.equal((await execAgent(stack.url, rotated.json.key, { agentName })).status, 200);
+    const deleted = await runCli(['service-accounts:delete', '--name', name, '--json']);
+    assert.equal(deleted.code, 0);
+    assert.equal((await execAgent(stack.url, rotated.json.key, { agentName })).status, 401);
+  });
+
+  it('rejects a bad role and an unknown account with a message, exit 1', async () => {
+    const badRole = await runCli(['service-accounts:create', '--name', `x-${suffix}`, '--role', 'root']);
+    assert.equal(badRole.code, 1);
+    assert.match(badRole.output, /--role must be one of: user, developer, admin/);
+    const unknown = await runCli(['service-accounts:rotate', '--name', `nobody-${suffix}`]);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.output, /no service account is named/);
+  });
+
+  it('creates a user with a hashed password', async () => {
+    const email = `user-${suffix}@example.com`;
+    const res = await runCli(['users:create', '--email', email, '--password', 'a long enough passphrase', '--role', 'admin', '--json']);
+    assert.equal(res.code, 0, res.output);
+    assert.equal(res.json.email, email);
+    const user = await findUserByEmail(stack.runtime.db, email);
+    assert.ok(user?.password_hash?.startsWith('scrypt$'));
+    assert.ok(await verifyPassword('a long enough passphrase', user!.password_hash!));
+  });
+});

@@ -1,0 +1,31 @@
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+
+describe('loadConfig', () => {
+  it('has defaults that run on one machine', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 3000);
+    assert.equal(config.databaseUrl, 'postgres://127.0.0.1:5432/agentexec');
+    assert.equal(config.maxAgentRuntimeMs, 60_000);
+    assert.equal(config.convWaitMs, 60_000, 'CONV_WAIT_MS defaults to the max agent runtime');
+    assert.equal(config.workerConcurrency, 16);
+    assert.deepEqual(config.agentHttpAllow, []);
+  });
+
+  it('stops with a message naming every bad variable', () => {
+    assert.throws(
+      () => loadConfig({ PORT: 'eighty', REDIS_URL: 'http://x', AGENT_MEMORY_MB: '2' }),
+      (err: unknown) => err instanceof ConfigError && /PORT/.test(err.message) && /REDIS_URL/.test(err.message) && /AGENT_MEMORY_MB/.test(err.message),
+    );
+  });
+
+  it('requires the secrets in production', () => {
+    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), /SESSION_SECRET: required[\s\S]*SECRETS_KEY: required/);
+  });
+
+  it('reads lists and booleans', () => {
+    const config = loadConfig({ AGENT_HTTP_ALLOW: ' api.example.com, 10.0.0.0/8 ', COOKIE_SECURE: 'false' });
+    assert.deepEqual(config.agentHttpAllow, ['api.example.com', '10.0.0.0/8']);
+    assert.equal(config.cookieSecure, false);
+  });
+});

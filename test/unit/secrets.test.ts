@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { createSecretBox } from '../../shared/secret-box.js';
+import { generateServiceAccountKey, keySecretMatches, parseServiceAccountKey } from '../../shared/service-account-key.js';
+
+describe('service account keys', () => {
+  it('parses a generated key and matches its secret against the stored hash only', () => {
+    const key = generateServiceAccountKey();
+    const parsed = parseServiceAccountKey(key.key);
+    assert.equal(parsed?.keyId, key.keyId);
+    assert.ok(keySecretMatches(parsed!.secret, key.secretHash));
+    assert.ok(!keySecretMatches(`${parsed!.secret.slice(0, -1)}x`, key.secretHash));
+  });
+
+  it('refuses strings that are not keys', () => {
+    for (const s of ['', 'ak_', 'ak_short_secret', `Bearer ${generateServiceAccountKey().key}`]) assert.equal(parseServiceAccountKey(s), undefined);
+  });
+});
+
+describe('secret box', () => {
+  it('round-trips and refuses tampered or foreign ciphertexts', () => {
+    const box = createSecretBox('k'.repeat(32));
+    const sealed = box.seal('hunter2');
+    assert.ok(!sealed.includes('hunter2'));
+    assert.equal(box.open(sealed), 'hunter2');
+    assert.notEqual(box.seal('hunter2'), sealed, 'a fresh IV each time');
+    assert.throws(() => box.open(sealed.slice(0, -2) + 'AA'));
+    assert.throws(() => createSecretBox('z'.repeat(32)).open(sealed));
+  });
+});

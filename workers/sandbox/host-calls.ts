@@ -1,0 +1,101 @@
+import { AgentFault, AgentTypeError } from './error-codes.js';
+import { FetchFailure } from './http-fetch.js';
+import { isReplaying } from './journal.js';
+import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
+import { addPart, imagePart, writeText, type OutputChange } from './output.js';
+import { emitChange, hasEnded, type Session } from './session.js';
+
+/**
+ * The host end of the sys bridge. The isolate calls `handleSyncCall` / `handleAsyncCall` with an op
+ * name and a JSON payload, and gets back a JSON reply (see bootstrap.ts). Handlers throw
+ * AgentTypeError or FetchFailure to raise an error in the agent; anything that ends the run
+ * (divergence, output too large, a host bug) ends it here and the isolate is disposed.
+ */
+
+type Payload = Record<string, unknown>;
+type ReplyError = { kind: 'type' | 'fetch' | 'halt'; message: string };
+
+const syncOps: Record<string, (session: Session, payload: Payload) => unknown> = {
+  say: (session, p) => emitOutput(session, () => addPart(session.output, { type: 'text', text: stringField(p, 'text') })),
+  html: (session, p) => emitOutput(session, () => addPart(session.output, { type: 'html', html: stringField(p, 'html') })),
+  image: (session, p) => emitOutput(session, () => addPart(session.output, imageFromPayload(p))),
+  write: (session, p) => emitOutput(session, () => writeText(session.output, stringField(p, 'text'))),
+  log: (session, p) => logLine(session, stringField(p, 'line')),
+  fail: (session, p) => session.end({ resultCode: 'failCommand', error: { message: stringField(p, 'message') } }),
+  now: (session) => callNow(session),
+};
+
+const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<unknown>> = {
+  sleep: callSleep,
+  fetch: callFetch,
+  ask: callAsk,
+};
+
+export function handleSyncCall(session: Session, op: unknown, payloadText: unknown): string {
+  try {
+    const handler = typeof op === 'string' ? syncOps[op] : undefined;
+    if (!handler || hasEnded(session)) return halt();
+    return JSON.stringify({ ok: true, value: handler(session, parsePayload(payloadText)) ?? null });
+  } catch (err) {
+    return replyWithError(session, err);
+  }
+}
+
+export async function handleAsyncCall(session: Session, op: unknown, payloadText: unknown): Promise<string> {
+  try {
+    const handler = typeof op === 'string' ? asyncOps[op] : undefined;
+    if (!handler || hasEnded(session)) return halt();
+    const value = await handler(session, parsePayload(payloadText));
+    return JSON.stringify({ ok: true, value: value ?? null });
+  } catch (err) {
+    return replyWithError(session, err);
+  }
+}
+
+function replyWithError(session: Session, err: unknown): string {
+  if (err instanceof AgentTypeError) return errorReply({ kind: 'type', message: err.message });
+  if (err instanceof FetchFailure) return errorReply({ kind: 'fetch', message: err.message });
+  if (err instanceof AgentFault) {
+    session.end({ resultCode: 'errorInAgent', error: { message: err.message } });
+  } else {
+    const message = err instanceof Error ? err.message : String(err);
+    session.end({ resultCode: 'unexpected', error: { message: `sandbox host error: ${message}` } });
+  }
+  return halt();
+}
+
+function halt(): string {
+  return errorReply({ kind: 'halt', message: 'the run has ended' });
+}
+
+function errorReply(error: ReplyError): string {
+  return JSON.stringify({ ok: false, error });
+}
+
+/** Output made while replaying was already sent before the pause: collect and emit only live output. */
+function emitOutput(session: Session, change: () => OutputChange): void {
+  if (isReplaying(session.journal)) return;
+  emitChange(session, change());
+}
+
+function logLine(session: Session, line: string): void {
+  if (!isReplaying(session.journal)) session.run.onLog?.(line);
+}
+
+function imageFromPayload(p: Payload) {
+  const mimeType = p.mimeType;
+  if (mimeType !== null && typeof mimeType !== 'string') throw new AgentTypeError('sys.image: mimeType must be a string');
+  return imagePart(stringField(p, 'source'), mimeType);
+}
+
+function parsePayload(text: unknown): Payload {
+  const payload: unknown = typeof text === 'string' ? JSON.parse(text) : undefined;
+  if (typeof payload !== 'object' || payload === null) throw new AgentTypeError('malformed sys call');
+  return payload as Payload;
+}
+
+function stringField(payload: Payload, key: string): string {
+  const value = payload[key];
+  if (typeof value !== 'string') throw new AgentTypeError(`${key} must be a string`);
+  return value;
+}

@@ -1,0 +1,125 @@
+import { normaliseAskSpec } from './ask-spec.js';
+import { AgentTypeError } from './error-codes.js';
+import { FetchFailure, httpFetch, type FetchRequest } from './http-fetch.js';
+import { recordEntry, ReplayDivergedError, sameJson, snapshotJournal, takeReplayed } from './journal.js';
+import type { Answers } from '../../shared/api.js';
+import type { FetchResult } from './sandbox.types.js';
+import type { Session } from './session.js';
+import { readVariables } from './variables.js';
+
+/**
+ * The non-deterministic sys calls. Each first takes its recorded entry while replaying (returning the
+ * recorded result at once) and otherwise runs live and records what happened.
+ */
+
+const defaultFetchTimeoutMs = 10_000;
+const maxTimerMs = 2 ** 31 - 1; // setTimeout fires at once beyond this
+
+export function callNow(session: Session): number {
+  const replayed = takeReplayed(session.journal, 'now');
+  if (replayed) return replayed.value;
+  const value = Date.now();
+  recordEntry(session.journal, { op: 'now', value });
+  return value;
+}
+
+export async function callSleep(session: Session, payload: Record<string, unknown>): Promise<null> {
+  const ms = payload.ms;
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new AgentTypeError('sys.sleep(ms): ms must be a finite number');
+  const wait = Math.max(0, ms);
+  const differs = (e: { ms: number }) => (e.ms === wait ? null : `recorded sleep(${e.ms}), now sleep(${wait})`);
+  if (takeReplayed(session.journal, 'sleep', differs)) return null;
+  recordEntry(session.journal, { op: 'sleep', ms: wait });
+  await delay(wait, session.endSignal);
+  return null;
+}
+
+export async function callFetch(session: Session, payload: Record<string, unknown>): Promise<FetchResult> {
+  const request = readFetchRequest(payload);
+  const requestedTimeoutMs = readTimeout(payload.timeoutMs);
+  const differs = (e: { method: string; url: string }) =>
+    e.method === request.method && e.url === request.url ? null : `recorded ${e.method} ${e.url}, now ${request.method} ${request.url}`;
+  const replayed = takeReplayed(session.journal, 'fetch', differs);
+  if (replayed) {
+    if (replayed.result) return replayed.result;
+    throw new FetchFailure(replayed.error ?? `sys.fetch ${request.method} ${request.url} failed: no result was recorded`);
+  }
+  // The entry takes its place in call order now; the result is filled in when the response comes.
+  const entry = recordEntry(session.journal, { op: 'fetch', method: request.method, url: request.url } as {
+    op: 'fetch';
+    method: string;
+    url: string;
+    result?: FetchResult;
+    error?: string;
+  });
+  const timeoutMs = requestedTimeoutMs < session.deadline - Date.now() ? requestedTimeoutMs : null;
+  try {
+    entry.result = await httpFetch(request, { allow: session.allow, timeoutMs, signal: session.endSignal });
+    return entry.result;
+  } catch (err) {
+    entry.error = err instanceof Error ? err.message : String(err);
+    throw err;
+  }
+}
+
+export async function callAsk(session: Session, payload: Record<string, unknown>): Promise<Answers | null> {
+  const askInput = normaliseAskSpec(payload.spec);
+  const differs = (e: { ask: unknown }) => (sameJson(e.ask, askInput) ? null : 'the ask differs from the recorded one');
+  const replayed = takeReplayed(session.journal, 'ask', differs);
+  if (replayed) {
+    if (!replayed.answers) throw new ReplayDivergedError('the recorded ask has no answers');
+    return replayed.answers;
+  }
+  recordEntry(session.journal, { op: 'ask', ask: askInput });
+  const { vars, conv } = readVariables(payload.vars, payload.conv);
+  session.end({ resultCode: 'ask', vars, conv, askInput, journal: snapshotJournal(session.journal) });
+  return null;
+}
+
+function readFetchRequest(payload: Record<string, unknown>): FetchRequest {
+  const { url, method, headers, body } = payload;
+  if (typeof url !== 'string' || !URL.canParse(url)) throw new AgentTypeError(`sys.fetch: invalid URL ${JSON.stringify(url)}`);
+  if (typeof method !== 'string' || !/^[A-Za-z]+$/.test(method)) throw new AgentTypeError('sys.fetch: method must be a word like GET');
+  if (body !== null && typeof body !== 'string') throw new AgentTypeError('sys.fetch: body must be a string');
+  return { url: new URL(url).href, method: method.toUpperCase(), headers: readHeaders(headers), body };
+}
+
+function readHeaders(headers: unknown): Record<string, string> {
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new AgentTypeError('sys.fetch: headers must be an object of name → value');
+  }
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (typeof value !== 'string' && typeof value !== 'number') throw new AgentTypeError(`sys.fetch: header ${name} must be a string`);
+    const text = String(value);
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || /[\r\n\0]/.test(text)) {
+      throw new AgentTypeError(`sys.fetch: invalid header ${JSON.stringify(name)}`);
+    }
+    result[name] = text;
+  }
+  return result;
+}
+
+/**
+ * The fetch's own timeout. When the run's deadline comes first the fetch gets no timer of its own,
+ * so a slow fetch ends the run timedOut rather than callFailed.
+ */
+function readTimeout(requested: unknown): number {
+  if (requested === null) return defaultFetchTimeoutMs;
+  if (typeof requested !== 'number' || !(requested > 0) || !Number.isFinite(requested)) {
+    throw new AgentTypeError('sys.fetch: timeoutMs must be a positive number');
+  }
+  return requested;
+}
+
+/** Resolves after `ms`; never resolves once the run has ended (the isolate is gone by then). */
+function delay(ms: number, endSignal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      endSignal.removeEventListener('abort', onEnd);
+      resolve();
+    }, Math.min(ms, maxTimerMs));
+    const onEnd = () => clearTimeout(timer);
+    endSignal.addEventListener('abort', onEnd, { once: true });
+  });
+}

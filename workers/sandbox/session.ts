@@ -1,0 +1,32 @@
+import type { OutputChange, Output } from './output.js';
+import type { AllowRule } from './destination-guard.js';
+import type { Journal } from './journal.js';
+import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
+
+/** An outcome without its output (the session adds the parts collected so far). */
+export type Ending = SandboxOutcome extends infer O ? (O extends SandboxOutcome ? Omit<O, 'output'> : never) : never;
+
+/** The host side of one run: what the sys calls from the isolate read and change. */
+export interface Session {
+  run: SandboxRun;
+  journal: Journal;
+  output: Output;
+  allow: readonly AllowRule[];
+  /** Wall-clock end of the run (epoch ms). */
+  deadline: number;
+  /** Aborted when the run ends, so pending sleeps and fetches stop with it. */
+  endSignal: AbortSignal;
+  /** Ends the run; the first ending wins and the isolate is disposed at once. */
+  end: (ending: Ending) => void;
+}
+
+export function hasEnded(session: Session): boolean {
+  return session.endSignal.aborted;
+}
+
+/** Reports an output change live, unless the run is already over. */
+export function emitChange(session: Session, change: OutputChange): void {
+  if (hasEnded(session)) return;
+  if (change.kind === 'part') session.run.onPart?.(change.part);
+  else session.run.onDelta?.(change.text);
+}
