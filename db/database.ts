@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import { userInfo } from 'node:os';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import * as initial from './migrations/0001_initial.js';
@@ -13,9 +14,19 @@ const migrations: Record<string, Migration> = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
 
+/**
+ * The URL with a user name: like libpq, a URL without one connects as the operating-system user
+ * (pg itself would rely on $USER, which services often lack).
+ */
+function withUser(databaseUrl: string): URL {
+  const url = new URL(databaseUrl);
+  if (!url.username) url.username = userInfo().username;
+  return url;
+}
+
 /** A Kysely instance over a pg pool. */
 export function createDb(databaseUrl: string, maxConnections = 10): Db {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: maxConnections, connectionTimeoutMillis: 5000 });
+  const pool = new pg.Pool({ connectionString: withUser(databaseUrl).toString(), max: maxConnections, connectionTimeoutMillis: 5000 });
   // An idle client that loses its connection (server restart) emits 'error'; the pool replaces it.
   pool.on('error', () => undefined);
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -23,7 +34,7 @@ export function createDb(databaseUrl: string, maxConnections = 10): Db {
 
 /** Creates the database named in the URL when it does not exist yet. */
 export async function ensureDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
+  const url = withUser(databaseUrl);
   const name = decodeURIComponent(url.pathname.slice(1));
   if (!name) throw new Error('DATABASE_URL names no database');
   url.pathname = '/postgres';

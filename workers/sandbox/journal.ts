@@ -12,7 +12,17 @@ export interface Journal {
   position: number;
   /** Every entry of this run so far, replayed and live, in call order. */
   recorded: JournalEntry[];
+  /** Approximate size of the live entries, bounded because a paused run stores them. */
+  bytes: number;
 }
+
+/**
+ * Bounds on what one run may journal: a loop calling Date.now() or sys.fetch would otherwise grow the
+ * host's memory (and the stored pause) until the deadline.
+ */
+export const maxJournalEntries = 100_000;
+export const maxJournalBytes = 32 * 1024 * 1024;
+const entryOverheadBytes = 64;
 
 export type JournalOp = JournalEntry['op'];
 export type EntryOf<K extends JournalOp> = Extract<JournalEntry, { op: K }>;
@@ -26,7 +36,7 @@ export class ReplayDivergedError extends AgentFault {
 }
 
 export function createJournal(replay: readonly JournalEntry[]): Journal {
-  return { replay, position: 0, recorded: [] };
+  return { replay, position: 0, recorded: [], bytes: 0 };
 }
 
 /** True until every recorded entry has been replayed; output is suppressed meanwhile. */
@@ -58,8 +68,20 @@ export function takeReplayed<K extends JournalOp>(
 
 /** Appends a live entry; the caller may fill in its result later (a fetch keeps its call-order slot). */
 export function recordEntry<E extends JournalEntry>(journal: Journal, entry: E): E {
+  if (journal.recorded.length >= maxJournalEntries) {
+    throw new AgentFault(`journal too long: a run may make at most ${maxJournalEntries} journaled calls (now, sleep, fetch, ask)`);
+  }
+  chargeJournal(journal, entryOverheadBytes + ('url' in entry ? entry.url.length : 0));
   journal.recorded.push(entry);
   return entry;
+}
+
+/** Counts the size of a result filled into a live entry (a fetch's response). */
+export function chargeJournal(journal: Journal, bytes: number): void {
+  journal.bytes += bytes;
+  if (journal.bytes > maxJournalBytes) {
+    throw new AgentFault(`journal too large: the recorded results of this run pass ${maxJournalBytes} bytes`);
+  }
 }
 
 /** A copy of the journal as it is now, for storing with a pause. */

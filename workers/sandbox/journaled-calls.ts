@@ -1,7 +1,7 @@
 import { normaliseAskSpec } from './ask-spec.js';
 import { AgentTypeError } from './error-codes.js';
 import { FetchFailure, httpFetch, type FetchRequest } from './http-fetch.js';
-import { recordEntry, ReplayDivergedError, sameJson, snapshotJournal, takeReplayed } from './journal.js';
+import { chargeJournal, recordEntry, ReplayDivergedError, sameJson, snapshotJournal, takeReplayed, type EntryOf } from './journal.js';
 import type { Answers } from '../../shared/api.js';
 import type { FetchResult } from './sandbox.types.js';
 import type { Session } from './session.js';
@@ -45,21 +45,16 @@ export async function callFetch(session: Session, payload: Record<string, unknow
     throw new FetchFailure(replayed.error ?? `sys.fetch ${request.method} ${request.url} failed: no result was recorded`);
   }
   // The entry takes its place in call order now; the result is filled in when the response comes.
-  const entry = recordEntry(session.journal, { op: 'fetch', method: request.method, url: request.url } as {
-    op: 'fetch';
-    method: string;
-    url: string;
-    result?: FetchResult;
-    error?: string;
-  });
+  const entry = recordEntry<EntryOf<'fetch'>>(session.journal, { op: 'fetch', method: request.method, url: request.url });
   const timeoutMs = requestedTimeoutMs < session.deadline - Date.now() ? requestedTimeoutMs : null;
   try {
     entry.result = await httpFetch(request, { allow: session.allow, timeoutMs, signal: session.endSignal });
-    return entry.result;
   } catch (err) {
     entry.error = err instanceof Error ? err.message : String(err);
     throw err;
   }
+  chargeJournal(session.journal, entry.result.text.length + JSON.stringify(entry.result.headers).length);
+  return entry.result;
 }
 
 export async function callAsk(session: Session, payload: Record<string, unknown>): Promise<Answers | null> {

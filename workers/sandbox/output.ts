@@ -3,6 +3,8 @@ import { AgentFault, AgentTypeError } from './error-codes.js';
 
 /** Total output an agent may make in one run, in UTF-8 bytes. */
 export const maxOutputBytes = 8 * 1024 * 1024;
+/** Empty parts cost no bytes; this bounds them too. */
+export const maxOutputParts = 100_000;
 
 /** The output parts of one run, as collected on the host. */
 export interface Output {
@@ -16,8 +18,8 @@ export type OutputChange = { kind: 'part'; part: OutputPart } | { kind: 'delta';
 
 export class OutputTooLargeError extends AgentFault {
   override name = 'OutputTooLargeError';
-  constructor(limit: number) {
-    super(`output too large: an agent may make at most ${limit} bytes of output`);
+  constructor(detail: string) {
+    super(`output too large: ${detail}`);
   }
 }
 
@@ -27,6 +29,7 @@ export function createOutput(limit = maxOutputBytes): Output {
 
 /** Adds a part; throws OutputTooLargeError (nothing added) when it would pass the limit. */
 export function addPart(output: Output, part: OutputPart): OutputChange {
+  if (output.parts.length >= maxOutputParts) throw new OutputTooLargeError(`at most ${maxOutputParts} output parts`);
   charge(output, partBytes(part));
   output.parts.push(part);
   return { kind: 'part', part: { ...part } };
@@ -59,7 +62,7 @@ function guessMimeType(url: string): string {
 }
 
 function charge(output: Output, bytes: number): void {
-  if (output.bytes + bytes > output.limit) throw new OutputTooLargeError(output.limit);
+  if (output.bytes + bytes > output.limit) throw new OutputTooLargeError(`at most ${output.limit} bytes of output`);
   output.bytes += bytes;
 }
 

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { AskSpecError, normaliseAskSpec } from '../../workers/sandbox/ask-spec.js';
-import { createJournal, isReplaying, recordEntry, ReplayDivergedError, takeReplayed } from '../../workers/sandbox/journal.js';
+import { AgentFault } from '../../workers/sandbox/error-codes.js';
+import {
+  chargeJournal,
+  createJournal,
+  isReplaying,
+  maxJournalBytes,
+  maxJournalEntries,
+  recordEntry,
+  ReplayDivergedError,
+  takeReplayed,
+} from '../../workers/sandbox/journal.js';
+import { addPart, createOutput, imagePart, maxOutputParts, OutputTooLargeError, writeText } from '../../workers/sandbox/output.js';
 
 describe('ask spec', () => {
   it('fills all six descriptor fields, null where not given', () => {
@@ -67,5 +78,36 @@ describe('journal', () => {
     });
     const journal = createJournal([{ op: 'sleep', ms: 10 }]);
     assert.throws(() => takeReplayed(journal, 'sleep', (e) => (e.ms === 20 ? null : 'ms differs')), /^ReplayDivergedError: replay diverged/);
+  });
+
+  it('bounds the number and size of journaled calls', () => {
+    const journal = createJournal([]);
+    journal.recorded = new Array(maxJournalEntries);
+    assert.throws(() => recordEntry(journal, { op: 'now', value: 1 }), AgentFault);
+    assert.throws(() => chargeJournal(createJournal([]), maxJournalBytes + 1), /journal too large/);
+  });
+});
+
+describe('output', () => {
+  it('caps output bytes, counting UTF-8, and adds nothing past the cap', () => {
+    const output = createOutput(10);
+    addPart(output, { type: 'text', text: 'ééé' });
+    assert.equal(output.bytes, 6);
+    writeText(output, 'abcd');
+    assert.throws(() => writeText(output, 'x'), OutputTooLargeError);
+    assert.deepEqual(output.parts, [{ type: 'text', text: 'éééabcd' }]);
+  });
+
+  it('caps the number of parts, empty ones included', () => {
+    const output = createOutput();
+    output.parts = new Array(maxOutputParts);
+    assert.throws(() => addPart(output, { type: 'text', text: '' }), /output too large/);
+  });
+
+  it('makes image parts from URLs, data URLs and base64', () => {
+    assert.deepEqual(imagePart('HTTPS://x.test/a.jpg?v=1', null), { type: 'image', mimeType: 'image/jpeg', url: 'HTTPS://x.test/a.jpg?v=1' });
+    assert.deepEqual(imagePart('data:image/png;base64,AAAA', null), { type: 'image', mimeType: 'image/png', data: 'AAAA' });
+    assert.deepEqual(imagePart('AAAA', 'image/webp'), { type: 'image', mimeType: 'image/webp', data: 'AAAA' });
+    assert.throws(() => imagePart('data:text/plain,hello', null), /base64/);
   });
 });
