@@ -116,6 +116,24 @@ describe('execAgent', () => {
     assert.equal(noDefault.body.resultCode, 'errorInAgent');
   });
 
+  it('places a run-time error at its line and column in the agent\'s own TypeScript source', async () => {
+    const name = uniqueAgentName('located');
+    const source = [
+      'interface Shape { size: number }',
+      'export default async function (sys: any): Promise<void> {',
+      '  const shape: Shape | undefined = undefined;',
+      '  sys.say("about to fail");',
+      '  const size: number = (shape as any).size;',
+      '  sys.say(String(size));',
+      '}',
+    ].join('\n');
+    await publishAgent(stack.runtime.db, name, source);
+    const res = await execAgent(stack.url, key, { agentName: name });
+    assert.equal(res.body.resultCode, 'errorInAgent');
+    assert.equal(res.body.error.line, 5);
+    assert.equal(res.body.error.column, 39, 'at the property read, as V8 reports it');
+  });
+
   it('gives agent code no process: reading process.env ends errorInAgent and leaks nothing', async () => {
     const res = await execAgent(stack.url, key, { agentName: agents.envReader });
     assert.equal(res.body.resultCode, 'errorInAgent');

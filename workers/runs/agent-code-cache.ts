@@ -5,6 +5,7 @@ export interface AgentCode {
   name: string;
   version: number;
   code: string;
+  sourceMap: string;
 }
 
 /** Published versions never change, so their compiled code is kept in memory (bounded, oldest out). */
@@ -23,13 +24,13 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
   return {
     async latest(db, name) {
       const row = await findLatestAgentVersion(db, name);
-      return row && remember({ name, version: row.version, code: row.code });
+      return row && remember({ name, version: row.version, code: row.code, sourceMap: row.source_map });
     },
     async version(db, name, version) {
       const hit = cache.get(`${name}@${version}`);
       if (hit) return hit;
       const row = await findAgentVersion(db, name, version);
-      return row && remember({ name, version, code: row.code });
+      return row && remember({ name, version, code: row.code, sourceMap: row.source_map });
     },
   };
 }

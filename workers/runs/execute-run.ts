@@ -16,6 +16,7 @@ import type { JournalEntry, SandboxOutcome } from '../sandbox/sandbox.types.js';
 import type { AgentCode, AgentCodeCache } from './agent-code-cache.js';
 import { appendHistory, isExpired, isOwnedBy } from './conversation-rules.js';
 import { openJournal, sealJournal } from './sealed-journal.js';
+import { mapErrorToSource } from './source-position.js';
 import { validateAnswers } from './validate-answers.js';
 
 export interface RunDeps {
@@ -121,7 +122,7 @@ async function runLocked(
     onDelta: data.stream ? sink.delta : undefined,
   });
   await commitOutcome(deps, trx, data, conversation, start, outcome, startedAt);
-  const response = respond(data, outcome.resultCode, outcome.output, errorOf(outcome));
+  const response = respond(data, outcome.resultCode, outcome.output, errorOf(outcome, start.agent));
   if (outcome.resultCode === 'ask') response.askInput = outcome.askInput;
   return record(trx, data, startedAt, start.agent.version, response);
 }
@@ -194,8 +195,8 @@ async function commitOutcome(
   });
 }
 
-function errorOf(outcome: SandboxOutcome): ExecutionResponse['error'] {
-  return 'error' in outcome ? outcome.error : undefined;
+function errorOf(outcome: SandboxOutcome, agent: AgentCode): ExecutionResponse['error'] {
+  return 'error' in outcome ? mapErrorToSource(outcome.error, agent.sourceMap) : undefined;
 }
 
 function respond(data: RunJobData, resultCode: ResultCode, output: OutputPart[], error?: ExecutionResponse['error']): ExecutionResponse {
