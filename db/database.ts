@@ -1,5 +1,4 @@
-import { Kysely, PostgresDialect } from 'kysely';
-import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
 import { userInfo } from 'node:os';
 import pg from 'pg';
 import type { Database } from './schema.js';
