@@ -12,23 +12,6 @@ export type ResultCode =
   | 'mustLogin'
   | 'unexpected';
 
-export const resultCodes: readonly ResultCode[] = [
-  'success',
-  'ask',
-  'callFailed',
-  'failCommand',
-  'errorInAgent',
-  'unknownConversation',
-  'timedOut',
-  'stopped',
-  'mustLogin',
-  'unexpected',
-];
-
-/** The two normal endings; every other code goes to the error report and commits nothing. */
-export function isNormalEnding(code: ResultCode): boolean {
-  return code === 'success' || code === 'ask';
-}
 
 export type OutputPart =
   | { type: 'text'; text: string }

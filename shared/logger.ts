@@ -9,8 +9,6 @@ export type { Logger };
 const redactPaths = [
   'password',
   '*.password',
-  'code',
-  '*.code',
   'key',
   '*.key',
   'secret',

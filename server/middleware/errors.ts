@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { AppError, errorStatus, isUnavailableError, type ErrorCode } from '../../shared/errors.js';
+import { AppError, isUnavailableError, type ErrorCode } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 
 /** Errors thrown by koa-bodyparser / raw-body, by their `type`. */
@@ -52,4 +52,3 @@ function toAppError(err: unknown): AppError {
   return new AppError('internal', 'An internal error occurred.');
 }
 
-export { errorStatus };
