@@ -1,18 +1,10 @@
-import type { HistoryEntry, JsonObject, PrincipalKind, Role } from '../../shared/api.js';
+import type { SandboxRun } from './sandbox.types.js';
 
 /** What the bootstrap needs to build `sys`; passed into the isolate as one JSON string. */
-export interface BootstrapConfig {
-  agentName: string;
-  convid: string;
-  inputs: JsonObject;
-  caller: { kind: PrincipalKind; id: string; role: Role };
-  history: HistoryEntry[];
-  vars: JsonObject;
-  conv: JsonObject;
-  randomSeed: number;
+export type BootstrapConfig = Pick<SandboxRun, 'agentName' | 'convid' | 'inputs' | 'caller' | 'history' | 'vars' | 'conv' | 'randomSeed'> & {
   /** The global the compiled agent module assigns itself to (compile-agent.ts). */
   moduleGlobal: string;
-}
+};
 
 /** File name of the bootstrap inside the isolate (stack traces). */
 export const bootstrapFileName = 'agentexec-sandbox.js';
