@@ -103,7 +103,15 @@ async function runLocked(
   const start = pause && answers ? await resumeFrom(deps, trx, pause, answers) : await freshStart(deps, trx, data, conversation, inputs);
   if (!start) return { kind: 'refused', code: 'agentNotFound', message: `No agent is named ${data.agentName}.` };
 
-  const outcome = await runSandbox({
+  const outcome = await runAgent(deps, data, start, sink, signal);
+  await commitOutcome(deps, trx, data, conversation, start, outcome, startedAt);
+  const response = respond(data, outcome.resultCode, outcome.output, errorOf(outcome, start.agent));
+  if (outcome.resultCode === 'ask') response.askInput = outcome.askInput;
+  return record(trx, data, startedAt, start.agent.version, response);
+}
+
+function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal?: AbortSignal): Promise<SandboxOutcome> {
+  return runSandbox({
     code: start.agent.code,
     agentName: data.agentName,
     convid: data.convid,
@@ -121,10 +129,6 @@ async function runLocked(
     onPart: data.stream ? sink.part : undefined,
     onDelta: data.stream ? sink.delta : undefined,
   });
-  await commitOutcome(deps, trx, data, conversation, start, outcome, startedAt);
-  const response = respond(data, outcome.resultCode, outcome.output, errorOf(outcome, start.agent));
-  if (outcome.resultCode === 'ask') response.askInput = outcome.askInput;
-  return record(trx, data, startedAt, start.agent.version, response);
 }
 
 async function freshStart(
