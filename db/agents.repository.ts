@@ -27,16 +27,10 @@ export async function insertAgentVersion(db: Db, name: string, agent: CompiledAg
   });
 }
 
-/** The newest published version of the agent, or undefined when no agent has that name. */
-export async function findLatestAgentVersion(db: Db, name: string): Promise<AgentVersion | undefined> {
-  return db
-    .selectFrom('agent_versions')
-    .innerJoin('agents', (join) =>
-      join.onRef('agents.name', '=', 'agent_versions.agent_name').onRef('agents.latest_version', '=', 'agent_versions.version'),
-    )
-    .selectAll('agent_versions')
-    .where('agents.name', '=', name)
-    .executeTakeFirst();
+/** The number of the agent's newest published version, or undefined when no agent has that name. */
+export async function findLatestAgentVersionNumber(db: Db, name: string): Promise<number | undefined> {
+  const row = await db.selectFrom('agents').select('latest_version').where('name', '=', name).executeTakeFirst();
+  return row?.latest_version;
 }
 
 export async function findAgentVersion(db: Db, name: string, version: number): Promise<AgentVersion | undefined> {

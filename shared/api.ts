@@ -12,7 +12,6 @@ export type ResultCode =
   | 'mustLogin'
   | 'unexpected';
 
-
 export type OutputPart =
   | { type: 'text'; text: string }
   | { type: 'html'; html: string }

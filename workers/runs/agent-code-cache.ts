@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { findAgentVersion, findLatestAgentVersion } from '../../db/agents.repository.js';
+import { findAgentVersion, findLatestAgentVersionNumber } from '../../db/agents.repository.js';
 
 export interface AgentCode {
   name: string;
@@ -22,9 +22,10 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
     return agent;
   };
   return {
+    // Only the version number is read per call; the code comes from the cache after its first use.
     async latest(db, name) {
-      const row = await findLatestAgentVersion(db, name);
-      return row && remember({ name, version: row.version, code: row.code, sourceMap: row.source_map });
+      const version = await findLatestAgentVersionNumber(db, name);
+      return version === undefined ? undefined : this.version(db, name, version);
     },
     async version(db, name, version) {
       const hit = cache.get(`${name}@${version}`);
