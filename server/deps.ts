@@ -6,7 +6,8 @@ import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
-import type { RunInbox } from './exec/run-inbox.js';
+import type { Secrets } from '../db/resolve-secrets.js';
+import type { RunEvents } from './exec/run-events.js';
 
 /** What the web process's routes and services depend on; built once in web.ts. */
 export interface WebDeps {
@@ -14,8 +15,9 @@ export interface WebDeps {
   db: Db;
   redis: Redis;
   queue: Queue<RunJobData>;
-  inbox: RunInbox;
+  runEvents: RunEvents;
   logger: Logger;
   box: SecretBox;
+  secrets: Secrets;
   clock: Clock;
 }

@@ -9,19 +9,21 @@ import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
+import type { Secrets } from '../db/resolve-secrets.js';
 import { createApp } from './app.js';
 import type { WebDeps } from './deps.js';
-import { openRunInbox } from './exec/run-inbox.js';
+import { openRunEvents } from './exec/run-events.js';
 
 export interface WebServer {
   server: Server;
   port: number;
+  /** Stops accepting connections, lets open calls and streams finish, then closes its connections. */
   close(): Promise<void>;
 }
 
 /** Starts the HTTP API on `port` (0 picks a free one). */
 export async function startWeb(
-  base: { config: Config; db: Db; logger: Logger; box: SecretBox; clock: Clock },
+  base: { config: Config; db: Db; logger: Logger; box: SecretBox; clock: Clock; secrets: Secrets },
   port = base.config.port,
 ): Promise<WebServer> {
   const { config, logger } = base;
@@ -31,8 +33,9 @@ export async function startWeb(
   await waitForReady(redis);
   const queue = new Queue<RunJobData>(runQueueName, { connection: redis, prefix: config.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
-  const inbox = await openRunInbox(config.redisUrl, webInboxChannel(config.queuePrefix, randomUUID()), logger);
-  const deps: WebDeps = { ...base, redis, queue, inbox };
+  const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
+  const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
+  const deps: WebDeps = { ...base, redis, queue, runEvents };
   const server = createApp(deps).listen(port);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const address = server.address();
@@ -40,12 +43,27 @@ export async function startWeb(
     server,
     port: typeof address === 'object' && address ? address.port : port,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await inbox.close();
+      await drain(server);
+      await runEvents.close();
       await queue.close();
       redis.disconnect();
     },
   };
+}
+
+/**
+ * Stops listening and waits for every open request (streams included) to end. A kept-alive connection
+ * that goes idle after its last response is closed, so none holds the shutdown up.
+ */
+function drain(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    const closeIdle = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(closeIdle);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
 }
 
 function waitForReady(redis: Redis): Promise<void> {

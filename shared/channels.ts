@@ -1,9 +1,62 @@
-/** Every Redis key and channel name, built from the configured prefix. */
+import type { Principal } from './api.js';
+
+/**
+ * Every Redis key and channel name, built from the configured prefix. Keys that belong to a caller
+ * carry its principal, so a lookup by another caller finds nothing (and learns nothing).
+ */
 
 /** BullMQ queue that carries agent runs. */
 export const runQueueName = 'runs';
 
-/** Pub/sub channel a web process listens on for the events of the runs it started. */
+/** Pub/sub channel a web process listens on for the events of the non-streamed runs it started. */
 export function webInboxChannel(prefix: string, webId: string): string {
   return `${prefix}:inbox:${webId}`;
+}
+
+/** Pub/sub channel of one logged run's events (streamed or idempotent calls). */
+export function runChannel(prefix: string, runId: string): string {
+  return `${prefix}:run:${runId}`;
+}
+
+/** List of one logged run's events, kept STREAM_REPLAY_SECONDS for re-attaching. */
+export function runEventsKey(prefix: string, runId: string): string {
+  return `${prefix}:run-events:${runId}`;
+}
+
+/** Pub/sub channel every worker listens on for cancels. */
+export function controlChannel(prefix: string): string {
+  return `${prefix}:control`;
+}
+
+function owner(principal: Pick<Principal, 'kind' | 'id'>): string {
+  return `${principal.kind}:${principal.id}`;
+}
+
+/** Set of the run ids a caller has going (queued or running) on one conversation. */
+export function activeRunsKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, convid: string): string {
+  return `${prefix}:active:${owner(principal)}:${convid}`;
+}
+
+/** The run a caller's request id (X-Request-Id or Idempotency-Key) started. */
+export function requestRunKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, requestId: string): string {
+  return `${prefix}:request:${owner(principal)}:${requestId}`;
+}
+
+/** The last streamed run on a conversation, for /api/exec/attach. */
+export function conversationStreamKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, convid: string): string {
+  return `${prefix}:stream:${owner(principal)}:${convid}`;
+}
+
+/** The run an Idempotency-Key started, kept 24 h. */
+export function idempotencyRecordKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, key: string): string {
+  return `${prefix}:idempotency:${owner(principal)}:${key}`;
+}
+
+/** Sorted set of the calls waiting for or holding a conversation, in arrival order; and its ticket counter. */
+export function conversationTurnsKey(prefix: string, convid: string): string {
+  return `${prefix}:turns:${convid}`;
+}
+
+export function conversationTicketKey(prefix: string, convid: string): string {
+  return `${prefix}:ticket:${convid}`;
 }

@@ -26,6 +26,8 @@ export interface Config {
   cookieSecure: boolean;
   convWaitMs: number;
   streamReplaySeconds: number;
+  /** How long a worker's lock on a running job lasts unrenewed: a dead worker's runs end `unexpected` after about this long. */
+  jobLockMs: number;
   bodyLimitBytes: number;
   logLevel: string;
 }
@@ -83,7 +85,8 @@ const variables = {
   ALLOWED_ORIGINS: list,
   COOKIE_SECURE: bool,
   CONV_WAIT_MS: int(0),
-  STREAM_REPLAY_SECONDS: int(0),
+  STREAM_REPLAY_SECONDS: int(1),
+  JOB_LOCK_MS: int(1000),
   BODY_LIMIT_BYTES: int(1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
 } as const;
@@ -132,6 +135,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cookieSecure: parsed.COOKIE_SECURE ?? true,
     convWaitMs: parsed.CONV_WAIT_MS ?? maxAgentRuntimeMs,
     streamReplaySeconds: parsed.STREAM_REPLAY_SECONDS ?? 300,
+    jobLockMs: parsed.JOB_LOCK_MS ?? 30_000,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES ?? 1_048_576,
     logLevel: parsed.LOG_LEVEL ?? 'info',
   };

@@ -3,10 +3,31 @@ import type { ErrorCode } from './errors.js';
 
 /**
  * What a worker publishes to the web process about a run. `refused` means the run did not happen
- * and the call gets an HTTP error (an unknown agent, a conversation busy for too long).
+ * and the call gets an HTTP error (an unknown agent, a conversation busy for too long). `end` carries
+ * the whole execution response, output included (a stream leaves the output out when it relays it).
  */
 export type RunEvent =
   | { runId: string; event: 'part'; data: OutputPart }
   | { runId: string; event: 'delta'; data: { text: string } }
   | { runId: string; event: 'end'; data: ExecutionResponse }
   | { runId: string; event: 'refused'; data: { code: ErrorCode; message: string } };
+
+/**
+ * An event of a logged run, numbered. Number 1 is the `start` event, which the web process makes
+ * itself from what it knows before the run begins; the worker's events are numbered from 2.
+ */
+export type LoggedEvent = RunEvent & { id: number };
+
+export const firstWorkerEventId = 2;
+
+/** True for the events after which a run sends nothing more. */
+export function isFinal(event: RunEvent): boolean {
+  return event.event === 'end' || event.event === 'refused';
+}
+
+/** What goes over the control channel every worker listens on. */
+export type ControlMessage =
+  /** Stop this run if it is going, or as soon as a worker picks it up. */
+  | { type: 'cancel'; runId: string }
+  /** A call on this conversation ended in another process: the next one may start. */
+  | { type: 'turn'; convid: string };

@@ -7,13 +7,18 @@ import type { Principal } from './api.js';
 export interface RunJobData {
   runId: string;
   requestId: string;
-  /** Channel the run's events are published to (the inbox of the web process that waits). */
-  replyTo: string;
-  stream: boolean;
+  /**
+   * Where the run's events go. `inbox`: only to the web process that waits (the channel named here),
+   * and parts only at the end. `log`: every event as it happens, numbered, to the run's own channel and
+   * event list, so any web process can relay or re-attach (streamed calls, calls with an Idempotency-Key).
+   */
+  events: { kind: 'inbox'; channel: string } | { kind: 'log' };
   agentName: string;
   convid: string;
   /** True when the web process made up the convid: the conversation is created by this run. */
   newConversation: boolean;
+  /** The call's place in the conversation's arrival order (conversation-turns.ts); none for a new conversation. */
+  turn: string | null;
   caller: Principal;
   sealedInputs: string;
 }

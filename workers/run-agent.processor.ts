@@ -1,45 +1,52 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JsonObject } from '../shared/api.js';
-import type { RunEvent } from '../shared/events.js';
+import type { ExecutionResponse, JsonObject } from '../shared/api.js';
+import { leaveTurn } from '../shared/conversation-turns.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
-import { insertExecution } from '../db/executions.repository.js';
+import { recordEndedRun } from '../db/executions.repository.js';
+import { createRunEventPublisher, resumeRunEventPublisher } from '../shared/run-event-publisher.js';
 import { executeRun, type RunDeps, type RunEventSink } from './runs/execute-run.js';
+import type { RunControl } from './runs/run-control.js';
 
 export interface ProcessorDeps extends RunDeps {
-  /** Connection for PUBLISH (not the worker's blocking one). */
+  /** Connection for PUBLISH and the event lists (not the worker's blocking one). */
   publisher: Redis;
+  control: RunControl;
   logger: Logger;
-}
-
-/** Publishes one event of a run to the web process that waits for it. */
-export async function publishRunEvent(publisher: Redis, channel: string, event: RunEvent): Promise<void> {
-  await publisher.publish(channel, JSON.stringify(event));
 }
 
 /**
  * The BullMQ processor for run jobs. Declares the third parameter so BullMQ hands it the AbortSignal
- * of worker.cancelJob.
+ * of worker.cancelJob; a cancel from the control channel aborts the same run.
  */
 export function createRunAgentProcessor(deps: ProcessorDeps) {
-  return async (job: Job<RunJobData>, _token?: string, signal?: AbortSignal): Promise<void> => {
+  return async (job: Job<RunJobData>, _token?: string, jobSignal?: AbortSignal): Promise<void> => {
     const data = job.data;
-    const publish = (event: RunEvent) =>
-      publishRunEvent(deps.publisher, data.replyTo, event).catch((err) => deps.logger.warn({ err, runId: data.runId }, 'run event not published'));
-    const sink: RunEventSink = {
-      part: (part) => void publish({ runId: data.runId, event: 'part', data: part }),
-      delta: (text) => void publish({ runId: data.runId, event: 'delta', data: { text } }),
-    };
-    const inputs = JSON.parse(deps.box.open(data.sealedInputs)) as JsonObject;
-    const result = await executeRun(deps, data, inputs, sink, signal);
-    if (result.kind === 'refused') {
-      await publish({ runId: data.runId, event: 'refused', data: { code: result.code, message: result.message } });
-      return;
+    const tracked = deps.control.track(data.runId, jobSignal);
+    try {
+      const publish = createRunEventPublisher(deps.publisher, deps.config.queuePrefix, data, replayMs(deps));
+      const report = (err: unknown) => deps.logger.warn({ err, runId: data.runId }, 'run event not published');
+      const sink: RunEventSink = {
+        part: (part) => void publish({ event: 'part', data: part }).catch(report),
+        delta: (text) => void publish({ event: 'delta', data: { text } }).catch(report),
+      };
+      const inputs = JSON.parse(deps.box.open(data.sealedInputs)) as JsonObject;
+      const result = await executeRun(deps, data, inputs, sink, tracked.signal);
+      if (result.kind === 'refused') {
+        await publish({ event: 'refused', data: { code: result.code, message: result.message } }).catch(report);
+        return;
+      }
+      deps.logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode }, 'run ended');
+      await publish({ event: 'end', data: result.response }).catch(report);
+    } finally {
+      tracked.done();
     }
-    deps.logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode }, 'run ended');
-    await publish({ runId: data.runId, event: 'end', data: result.response });
   };
+}
+
+function replayMs(deps: ProcessorDeps): number {
+  return deps.config.streamReplaySeconds * 1000;
 }
 
 /**
@@ -47,29 +54,20 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
  * nothing of it was committed, so the caller is told `unexpected` and the error report gets a row.
  */
 export async function reportFailedRun(deps: ProcessorDeps, data: RunJobData, reason: string): Promise<void> {
-  const response = {
-    resultCode: 'unexpected' as const,
+  const response: ExecutionResponse = {
+    resultCode: 'unexpected',
     convid: data.convid,
     agentName: data.agentName,
     output: [],
     error: { message: 'The run ended unexpectedly.' },
   };
   deps.logger.error({ runId: data.runId, requestId: data.requestId, reason }, 'run failed');
-  const now = new Date();
-  await insertExecution(deps.db, {
-    id: data.runId,
-    convid: data.convid,
-    agent_name: data.agentName,
-    agent_version: null,
-    principal_kind: data.caller.kind,
-    principal_id: data.caller.id,
-    request_id: data.requestId,
-    result_code: 'unexpected',
-    error_message: reason,
-    response: JSON.stringify(response),
-    started_at: now,
-    finished_at: now,
-    duration_ms: 0,
-  }).catch((err) => deps.logger.warn({ err, runId: data.runId }, 'failed run not recorded'));
-  await publishRunEvent(deps.publisher, data.replyTo, { runId: data.runId, event: 'end', data: response }).catch(() => undefined);
+  await recordEndedRun(deps.db, data, response, reason).catch((err) => deps.logger.warn({ err, runId: data.runId }, 'failed run not recorded'));
+  if (data.turn) await leaveTurn(deps.publisher, deps.config.queuePrefix, data.convid, data.turn).catch(() => undefined);
+  try {
+    const publish = await resumeRunEventPublisher(deps.publisher, deps.config.queuePrefix, data, replayMs(deps));
+    await publish({ event: 'end', data: response });
+  } catch (err) {
+    deps.logger.warn({ err, runId: data.runId }, 'failed run not announced');
+  }
 }

@@ -1,13 +1,16 @@
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { runQueueName } from '../shared/channels.js';
+import { controlChannel, runQueueName } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
+import { createConversationTurns } from '../shared/conversation-turns.js';
+import type { ControlMessage } from '../shared/events.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
+import { createRunControl } from './runs/run-control.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
 
 export interface WorkerDeps {
@@ -23,16 +26,29 @@ export interface RunWorker {
   close(): Promise<void>;
 }
 
-/** Starts a BullMQ worker that runs agents, WORKER_CONCURRENCY at a time. */
+/** Starts a BullMQ worker that runs agents, WORKER_CONCURRENCY at a time, and listens for cancels. */
 export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const { config, logger } = deps;
+  const prefix = config.queuePrefix;
   const publisher = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
-  const processorDeps: ProcessorDeps = { ...deps, publisher, agents: createAgentCodeCache() };
+  publisher.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
+  const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
+  const control = createRunControl();
+  const turns = createConversationTurns(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, agents: createAgentCodeCache() };
+
+  const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
+    if (message.type === 'cancel') control.cancel(message.runId);
+    else turns.wake(message.convid);
+  });
+
   const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
   const worker = new Worker<RunJobData>(runQueueName, createRunAgentProcessor(processorDeps), {
     connection,
-    prefix: config.queuePrefix,
+    prefix,
     concurrency: config.workerConcurrency,
+    lockDuration: config.jobLockMs,
+    stalledInterval: config.jobLockMs,
     // A run is never started twice: a job whose worker died ends `unexpected` instead.
     maxStalledCount: 0,
   });
@@ -45,7 +61,22 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
     async close() {
       await worker.close();
       connection.disconnect();
+      subscriber.disconnect();
       publisher.disconnect();
     },
   };
+}
+
+async function subscribeToControl(redisUrl: string, prefix: string, logger: Logger, handle: (message: ControlMessage) => void): Promise<Redis> {
+  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'control channel connection error'));
+  subscriber.on('message', (_channel: string, text: string) => {
+    try {
+      handle(JSON.parse(text) as ControlMessage);
+    } catch (err) {
+      logger.warn({ err }, 'unreadable control message');
+    }
+  });
+  await subscriber.subscribe(controlChannel(prefix));
+  return subscriber;
 }

@@ -1,82 +1,174 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecutionResponse, JsonObject, Principal } from '../../shared/api.js';
+import { enqueueTurn, leaveTurn, turnLifetimeMs } from '../../shared/conversation-turns.js';
 import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { findExecutionResponse } from '../../db/executions.repository.js';
 import type { WebDeps } from '../deps.js';
+import { registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
+import { claimIdempotencyKey, fingerprintRequest, releaseIdempotencyKey } from './idempotency.js';
 
 export interface ExecCall {
   caller: Principal;
   body: ExecAgentBody;
   requestId: string;
+  idempotencyKey?: string;
 }
 
-export interface RunIds {
+/** A call's run as the web process sees it. */
+export interface LaunchedRun {
   runId: string;
   convid: string;
+  agentName: string;
+  /** True when an earlier call with the same Idempotency-Key started the run: this call only joins it. */
+  joined: boolean;
+  /** Forgets the run in the active-run registry once it ended (nothing to do for a joined run). */
+  finished(): void;
 }
 
-/** The run's id, and the conversation's: the given one, or a new one the run will create. */
-export function planRun(call: ExecCall): RunIds {
-  return { runId: randomUUID(), convid: call.body.convid ?? randomUUID() };
+/** How long a call waits for its run's end before asking the execution record (a worker that died is noticed after ~2 job locks). */
+export function runWaitLimitMs(deps: WebDeps): number {
+  const { config } = deps;
+  return config.convWaitMs + config.maxAgentRuntimeMs + 2 * config.jobLockMs + 5_000;
 }
-
-/** Extra wait past the longest possible run: a dead worker's job is declared stalled after ~30 s. */
-const stallGraceMs = 35_000;
 
 /**
- * Runs an agent through the queue and resolves with its execution response. The run's events reach
- * `onEvent` as they arrive (parts, deltas) so a streamed call can relay them.
+ * Runs an agent through the queue and resolves with its execution response (a non-streamed call).
+ * Without an Idempotency-Key the run answers on this process's inbox; with one, the run is logged so
+ * a retry on any web process can join it.
  */
-export async function executeAgent(
-  deps: WebDeps,
-  call: ExecCall,
-  onEvent?: (event: RunEvent) => void,
-  { runId, convid }: RunIds = planRun(call),
-): Promise<ExecutionResponse> {
-  const data: RunJobData = {
-    runId,
-    requestId: call.requestId,
-    replyTo: deps.inbox.channel,
-    stream: call.body.stream ?? false,
-    agentName: call.body.agentName,
-    convid,
-    newConversation: call.body.convid === undefined,
-    caller: call.caller,
-    sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))),
-  };
+export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse> {
+  if (call.idempotencyKey) {
+    const run = await launchLoggedRun(deps, call);
+    try {
+      if (run.joined) {
+        const stored = await findExecutionResponse(deps.db, run.runId);
+        if (stored) return stored;
+      }
+      return await awaitLoggedEnd(deps, run);
+    } finally {
+      run.finished();
+    }
+  }
+  const runId = randomUUID();
   let stopListening: () => void = () => undefined;
   const ended = new Promise<ExecutionResponse>((resolve, reject) => {
     // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
-    stopListening = deps.inbox.listen(runId, (event) => {
-      if (event.event === 'end') resolve(event.data);
-      else if (event.event === 'refused') reject(new AppError(event.data.code, event.data.message));
-      else onEvent?.(event);
-    });
+    stopListening = deps.runEvents.listen(runId, (event) => settle(event, resolve, reject));
   });
   try {
-    await deps.queue.add('run', data, { jobId: runId, removeOnComplete: true, removeOnFail: true });
-    const waitMs = deps.config.convWaitMs + deps.config.maxAgentRuntimeMs + stallGraceMs;
-    return await withDeadline(ended, waitMs, () => recoverLostAnswer(deps, runId));
+    const run = await enqueueRun(deps, call, runId, { kind: 'inbox', channel: deps.runEvents.inboxChannel });
+    try {
+      return await withDeadline(ended, runWaitLimitMs(deps), () => recoverLostAnswer(deps, runId));
+    } finally {
+      run.finished();
+    }
   } finally {
     stopListening();
   }
 }
 
 /**
+ * Starts a logged run (streamed calls, calls with an Idempotency-Key), or joins the one an earlier call
+ * with the same key started. Throws before anything ran when the run cannot be queued.
+ */
+export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<LaunchedRun> {
+  const runId = randomUUID();
+  const key = call.idempotencyKey;
+  if (key) {
+    const { stream: _stream, ...request } = call.body;
+    const claim = { runId, convid: call.body.convid ?? randomUUID(), agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
+    const earlier = await claimIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key, claim);
+    if (earlier) return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, finished: () => undefined };
+    try {
+      return await enqueueRun(deps, call, runId, { kind: 'log' }, claim.convid);
+    } catch (err) {
+      await releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
+      throw err;
+    }
+  }
+  return enqueueRun(deps, call, runId, { kind: 'log' });
+}
+
+/** Queues the run, after taking its place in the conversation's order and registering it for cancel/attach. */
+async function enqueueRun(
+  deps: WebDeps,
+  call: ExecCall,
+  runId: string,
+  events: RunJobData['events'],
+  convid = call.body.convid ?? randomUUID(),
+): Promise<LaunchedRun> {
+  const { redis, config } = deps;
+  const prefix = config.queuePrefix;
+  const keepMs = turnLifetimeMs(config);
+  const existing = call.body.convid !== undefined;
+  const turn = existing ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
+  const active: ActiveRun = {
+    runId,
+    convid,
+    agentName: call.body.agentName,
+    caller: call.caller,
+    requestIds: call.idempotencyKey ? [call.requestId, call.idempotencyKey] : [call.requestId],
+    logged: events.kind === 'log',
+  };
+  const data: RunJobData = {
+    runId,
+    requestId: call.requestId,
+    events,
+    agentName: call.body.agentName,
+    convid,
+    newConversation: !existing,
+    turn,
+    caller: call.caller,
+    sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))),
+  };
+  try {
+    await Promise.all([
+      registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
+      deps.queue.add('run', data, { jobId: runId, removeOnComplete: true, removeOnFail: true }),
+    ]);
+  } catch (err) {
+    if (turn) await leaveTurn(redis, prefix, convid, turn).catch(() => undefined);
+    await unregisterRun(redis, prefix, active).catch(() => undefined);
+    throw err;
+  }
+  return {
+    runId,
+    convid,
+    agentName: call.body.agentName,
+    joined: false,
+    finished: () => void unregisterRun(redis, prefix, active).catch(() => undefined),
+  };
+}
+
+/** Waits for a logged run's end (a non-streamed call with an Idempotency-Key, or its retry). */
+function awaitLoggedEnd(deps: WebDeps, run: LaunchedRun): Promise<ExecutionResponse> {
+  let stopFollowing: () => void = () => undefined;
+  const ended = new Promise<ExecutionResponse>((resolve, reject) => {
+    stopFollowing = deps.runEvents.follow(run.runId, 0, (event) => settle(event, resolve, reject));
+  });
+  return withDeadline(ended, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.runId)).finally(() => stopFollowing());
+}
+
+function settle(event: RunEvent, resolve: (response: ExecutionResponse) => void, reject: (err: AppError) => void): void {
+  if (event.event === 'end') resolve(event.data);
+  else if (event.event === 'refused') reject(new AppError(event.data.code, event.data.message));
+}
+
+/**
  * Pub/sub delivers at most once: when the end event was lost, the execution record has the answer.
  * A job no worker ever took is withdrawn so it cannot run after its caller was told it failed.
  */
-async function recoverLostAnswer(deps: WebDeps, runId: string): Promise<ExecutionResponse> {
+export async function recoverLostAnswer(deps: WebDeps, runId: string): Promise<ExecutionResponse> {
   const stored = await findExecutionResponse(deps.db, runId);
-  if (stored) return stored as ExecutionResponse;
+  if (stored) return stored;
   await deps.queue.remove(runId).catch(() => 0);
   throw new AppError('unavailable', 'No worker finished the run in time; try again shortly.');
 }
 
-function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Promise<T>): Promise<T> {
+export function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<T>((resolve, reject) => {
     timer = setTimeout(() => onTimeout().then(resolve, reject), ms);

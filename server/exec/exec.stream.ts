@@ -2,43 +2,107 @@ import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { ExecutionResponse } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
+import type { LoggedEvent } from '../../shared/events.js';
+import { findExecutionResponse } from '../../db/executions.repository.js';
 import type { WebDeps } from '../deps.js';
-import { executeAgent, planRun, type ExecCall } from './exec.service.js';
+import { launchLoggedRun, recoverLostAnswer, runWaitLimitMs, type ExecCall } from './exec.service.js';
 
 const keepAliveMs = 15_000;
 
+/** The run a stream relays. */
+export interface StreamedRun {
+  runId: string;
+  convid: string;
+  agentName: string;
+}
+
+/** A streamed execAgent: starts the run (or joins it, for a retry with the same Idempotency-Key) and relays it. */
+export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall): Promise<void> {
+  const run = await launchLoggedRun(deps, call);
+  if (run.joined) {
+    const stored = await findExecutionResponse(deps.db, run.runId);
+    if (stored) return replayFinishedRun(ctx, run, stored);
+  }
+  relayRun(deps, ctx, run, 0, run.finished);
+}
+
 /**
- * Answers a streamed call as `text/event-stream` (DESIGN §4 Streaming): `start`, then `part` and
- * `delta` as the agent makes them, then one `end` without `output`. A call refused before it ran
+ * Answers with the run's events as `text/event-stream` (DESIGN §4 Streaming): `start` (id 1), then the
+ * worker's `part` and `delta` events as the agent makes them, then one `end` without `output`. Only
+ * events numbered after `afterId` are sent (Last-Event-ID of a re-attach). A call refused before it ran
  * (unknown agent, busy conversation) ends with an `error` event carrying the error body instead.
  */
-export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall): Promise<void> {
-  const ids = planRun(call);
-  const stream = new PassThrough();
-  let seq = 0;
-  const send = (event: string, data: unknown) => {
-    seq += 1;
-    stream.write(`id: ${seq}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId: number, onEnd: () => void = () => undefined): void {
+  const stream = openEventStream(ctx, run.runId);
+  if (afterId < 1) stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
+  let finished = false;
+  let lastId = afterId;
+  const stopRelaying = () => {
+    finished = true;
+    clearTimeout(deadline);
+    stopFollowing();
+    stream.close();
   };
+  const relay = (event: LoggedEvent) => {
+    if (finished) return;
+    lastId = event.id;
+    if (event.event === 'end') stream.send(event.id, 'end', withoutOutput(event.data));
+    else if (event.event === 'refused') stream.send(event.id, 'error', { error: { code: event.data.code, message: event.data.message } });
+    else return stream.send(event.id, event.event, event.data);
+    stopRelaying();
+    onEnd();
+  };
+  const stopFollowing = deps.runEvents.follow(run.runId, afterId, relay);
+  // The end event can be lost (pub/sub is at most once): the execution record has it.
+  const deadline = setTimeout(() => {
+    recoverLostAnswer(deps, run.runId).then(
+      (response) => relay({ runId: run.runId, id: lastId + 1, event: 'end', data: response }),
+      (err: unknown) => {
+        const error = err instanceof AppError ? err : new AppError('internal', 'An internal error occurred.');
+        if (error.code === 'internal') deps.logger.error({ err, runId: run.runId }, 'streamed run not recovered');
+        relay({ runId: run.runId, id: lastId + 1, event: 'refused', data: { code: error.code, message: error.message } });
+      },
+    );
+  }, runWaitLimitMs(deps));
+  // A client that goes away stops the relaying, not the run: it can re-attach, or cancel.
+  ctx.res.once('close', () => {
+    if (!finished) stopRelaying();
+  });
+}
+
+/** A retry that joined a run which has already ended: the stream is rebuilt from the stored response. */
+function replayFinishedRun(ctx: Context, run: StreamedRun, response: ExecutionResponse): void {
+  const stream = openEventStream(ctx, run.runId);
+  stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
+  let id = 1;
+  for (const part of response.output ?? []) stream.send(++id, 'part', part);
+  stream.send(++id, 'end', withoutOutput(response));
+  stream.close();
+}
+
+interface EventStream {
+  send(id: number, event: string, data: unknown): void;
+  close(): void;
+}
+
+function openEventStream(ctx: Context, runId: string): EventStream {
+  const body = new PassThrough();
   ctx.set('Content-Type', 'text/event-stream');
   ctx.set('Cache-Control', 'no-cache, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
-  ctx.set('X-Run-Id', ids.runId);
+  ctx.set('X-Run-Id', runId);
   ctx.status = 200;
-  ctx.body = stream;
-  send('start', { convid: ids.convid, agentName: call.body.agentName, runId: ids.runId });
-  const keepAlive = setInterval(() => stream.write(': keep-alive\n\n'), keepAliveMs);
-  void executeAgent(deps, call, (event) => send(event.event, event.data), ids)
-    .then((response) => send('end', withoutOutput(response)))
-    .catch((err) => {
-      const error = err instanceof AppError ? err : new AppError('internal', 'An internal error occurred.');
-      if (error.code === 'internal') deps.logger.error({ err, requestId: call.requestId }, 'streamed run failed');
-      send('error', { error: { code: error.code, message: error.message } });
-    })
-    .finally(() => {
+  ctx.body = body;
+  const keepAlive = setInterval(() => body.write(': keep-alive\n\n'), keepAliveMs);
+  return {
+    send(id, event, data) {
+      body.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    },
+    close() {
       clearInterval(keepAlive);
-      stream.end();
-    });
+      body.end();
+    },
+  };
 }
 
 function withoutOutput(response: ExecutionResponse): Omit<ExecutionResponse, 'output'> {

@@ -108,7 +108,7 @@ describe('HTTP errors (DESIGN §2)', () => {
   it('answers 503 unavailable at once when PostgreSQL cannot be reached', async () => {
     const config = loadConfig({ ...testEnv, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/nowhere' });
     const db = createDb(config.databaseUrl, 1);
-    const web = await startWeb({ config, db, logger: createLogger('silent'), box: createSecretBox(config.secretsKey!), clock: systemClock }, 0);
+    const web = await startWeb({ config, db, logger: createLogger('silent'), box: createSecretBox(config.secretsKey!), clock: systemClock, secrets: { secretsKey: config.secretsKey!, sessionSecret: config.sessionSecret! } }, 0);
     try {
       const started = Date.now();
       const res = await execAgent(`http://127.0.0.1:${web.port}`, key, { agentName });

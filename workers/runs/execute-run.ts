@@ -6,6 +6,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { ErrorCode } from '../../shared/errors.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import type { SecretBox } from '../../shared/secret-box.js';
+import { turnArrivedAt, turnLifetimeMs, type ConversationTurns } from '../../shared/conversation-turns.js';
 import type { Db } from '../../db/database.js';
 import type { Conversation, PausedAsk, PauseState } from '../../db/schema.js';
 import { insertConversation, lockConversation, touchConversation, updateConversationState } from '../../db/conversations.repository.js';
@@ -25,9 +26,10 @@ export interface RunDeps {
   box: SecretBox;
   clock: Clock;
   agents: AgentCodeCache;
+  turns: ConversationTurns;
 }
 
-/** Where the parts of a streamed run go as they are made. */
+/** Where the parts of a logged run (streamed, or joinable) go as they are made. */
 export interface RunEventSink {
   part(part: OutputPart): void;
   delta(text: string): void;
@@ -49,26 +51,49 @@ interface RunStart {
 const lockNotAvailable = '55P03';
 
 /**
- * Runs one call of an agent inside a transaction that holds the conversation's row lock, so calls
- * on one conversation run one at a time, and whatever the run changes is committed together with
- * its execution record, or not at all.
+ * Runs one call of an agent. A call on an existing conversation first waits for its turn (calls run
+ * in arrival order, at most CONV_WAIT_MS after arriving). The run itself happens inside a transaction
+ * that holds the conversation's row lock, so whatever it changes is committed together with its
+ * execution record, or not at all.
  */
 export async function executeRun(
   deps: RunDeps,
   data: RunJobData,
   inputs: JsonObject,
   sink: RunEventSink,
-  signal?: AbortSignal,
+  signal: AbortSignal,
 ): Promise<RunResult> {
+  const turn = data.turn;
+  if (!turn) return runInTransaction(deps, data, inputs, sink, signal);
+  try {
+    const waited = await deps.turns.wait(data.convid, turn, {
+      deadline: turnArrivedAt(turn) + deps.config.convWaitMs,
+      signal,
+      staleMs: turnLifetimeMs(deps.config),
+    });
+    if (waited === 'busy') return conversationBusy();
+    if (waited === 'stopped') {
+      const response = respond(data, 'stopped', [], { message: 'the run was stopped' });
+      return record(deps.db, data, deps.clock.now(), undefined, response);
+    }
+    return await runInTransaction(deps, data, inputs, sink, signal);
+  } finally {
+    await deps.turns.release(data.convid, turn);
+  }
+}
+
+function conversationBusy(): RunResult {
+  return { kind: 'refused', code: 'conversationBusy', message: 'The conversation is busy with other calls; try again.' };
+}
+
+async function runInTransaction(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
   try {
     return await deps.db.transaction().execute(async (trx) => {
       await sql`select set_config('lock_timeout', ${`${Math.max(1, deps.config.convWaitMs)}ms`}, true)`.execute(trx);
       return runLocked(deps, trx, data, inputs, sink, signal);
     });
   } catch (err) {
-    if ((err as { code?: string }).code === lockNotAvailable) {
-      return { kind: 'refused', code: 'conversationBusy', message: 'The conversation is busy with other calls; try again.' };
-    }
+    if ((err as { code?: string }).code === lockNotAvailable) return conversationBusy();
     throw err;
   }
 }
@@ -79,7 +104,7 @@ async function runLocked(
   data: RunJobData,
   inputs: JsonObject,
   sink: RunEventSink,
-  signal?: AbortSignal,
+  signal: AbortSignal,
 ): Promise<RunResult> {
   const startedAt = deps.clock.now();
   const conversation = data.newConversation ? undefined : await lockConversation(trx, data.convid);
@@ -110,7 +135,7 @@ async function runLocked(
   return record(trx, data, startedAt, start.agent.version, response);
 }
 
-function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal?: AbortSignal): Promise<SandboxOutcome> {
+function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal): Promise<SandboxOutcome> {
   return runSandbox({
     code: start.agent.code,
     agentName: data.agentName,
@@ -126,8 +151,8 @@ function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEve
     maxRuntimeMs: deps.config.maxAgentRuntimeMs,
     signal,
     httpAllow: deps.config.agentHttpAllow,
-    onPart: data.stream ? sink.part : undefined,
-    onDelta: data.stream ? sink.delta : undefined,
+    onPart: data.events.kind === 'log' ? sink.part : undefined,
+    onDelta: data.events.kind === 'log' ? sink.delta : undefined,
   });
 }
 
@@ -213,7 +238,7 @@ function unknownConversation(data: RunJobData): ExecutionResponse {
   return respond(data, 'unknownConversation', [], { message: 'The conversation is unknown, expired, or paused by another agent.' });
 }
 
-/** Writes the execution record in the run's transaction. */
+/** Writes the execution record (in the run's transaction when there is one). */
 async function record(trx: Db, data: RunJobData, startedAt: Date, version: number | undefined, response: ExecutionResponse): Promise<RunResult> {
   const finishedAt = new Date();
   await insertExecution(trx, {

@@ -1,0 +1,58 @@
+import { Job } from 'bullmq';
+import type { ExecutionResponse, Principal } from '../../shared/api.js';
+import { controlChannel } from '../../shared/channels.js';
+import { leaveTurn } from '../../shared/conversation-turns.js';
+import type { ControlMessage } from '../../shared/events.js';
+import type { RunJobData } from '../../shared/jobs.js';
+import { createRunEventPublisher } from '../../shared/run-event-publisher.js';
+import { recordEndedRun } from '../../db/executions.repository.js';
+import type { WebDeps } from '../deps.js';
+import { findActiveRuns } from './active-runs.js';
+
+export type CancelTarget = { convid: string } | { requestId: string };
+
+/**
+ * Stops the caller's calls on a conversation, or the call a request id of theirs started (DESIGN §4).
+ * A running call is stopped by its worker, told over the control channel (every worker listens; a
+ * worker that is just picking the job up remembers the cancel). A call still waiting in the queue is
+ * withdrawn here and answered `stopped` at once. True when some call was still going.
+ */
+export async function cancelRuns(deps: WebDeps, caller: Principal, target: CancelTarget): Promise<boolean> {
+  const prefix = deps.config.queuePrefix;
+  const runIds = await findActiveRuns(deps.redis, prefix, caller, target);
+  let cancelled = false;
+  for (const runId of runIds) {
+    const job = await Job.fromId<RunJobData>(deps.queue, runId);
+    if (!job) continue; // ended already
+    cancelled = true;
+    const message: ControlMessage = { type: 'cancel', runId };
+    await deps.redis.publish(controlChannel(prefix), JSON.stringify(message));
+    if (await withdraw(job)) await answerWithdrawn(deps, job.data);
+  }
+  return cancelled;
+}
+
+/** Removes a job no worker holds; false when a worker has it (BullMQ refuses to remove a locked job). */
+async function withdraw(job: Job<RunJobData>): Promise<boolean> {
+  try {
+    await job.remove();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function answerWithdrawn(deps: WebDeps, data: RunJobData): Promise<void> {
+  const prefix = deps.config.queuePrefix;
+  const response: ExecutionResponse = {
+    resultCode: 'stopped',
+    convid: data.convid,
+    agentName: data.agentName,
+    output: [],
+    error: { message: 'the run was stopped' },
+  };
+  await recordEndedRun(deps.db, data, response, 'cancelled before it started');
+  if (data.turn) await leaveTurn(deps.redis, prefix, data.convid, data.turn);
+  const publish = createRunEventPublisher(deps.redis, prefix, data, deps.config.streamReplaySeconds * 1000);
+  await publish({ event: 'end', data: response });
+}

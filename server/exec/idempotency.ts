@@ -1,0 +1,62 @@
+import { createHmac } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { Principal } from '../../shared/api.js';
+import { idempotencyRecordKey } from '../../shared/channels.js';
+import { AppError, invalidRequest } from '../../shared/errors.js';
+
+/**
+ * Idempotency-Key (DESIGN §4): the first call with a key claims it for 24 h and records its run; a
+ * retry with the same key from the same caller joins that run instead of starting another. A retry
+ * with a different request under the same key is refused, as running it would break the promise.
+ */
+export const idempotencyHeader = 'Idempotency-Key';
+const keepSeconds = 24 * 60 * 60;
+const acceptableKey = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export interface IdempotentRun {
+  runId: string;
+  convid: string;
+  agentName: string;
+  /** Keyed digest of the request (the inputs may hold passwords, so never the request itself). */
+  fingerprint: string;
+}
+
+/** The header's key, checked; undefined when the caller sent none. */
+export function readIdempotencyKey(header: string): string | undefined {
+  if (header === '') return undefined;
+  if (!acceptableKey.test(header)) {
+    throw invalidRequest({ [idempotencyHeader]: 'must be 1-128 letters, digits, or . _ : -' }, 'The Idempotency-Key header is not valid.');
+  }
+  return header;
+}
+
+export function fingerprintRequest(secret: string, request: unknown): string {
+  return createHmac('sha256', `agentexec idempotency\0${secret}`).update(JSON.stringify(request)).digest('base64url');
+}
+
+/** Claims the key for `run`; resolves with the run that already holds it, if any. */
+export async function claimIdempotencyKey(
+  redis: Redis,
+  prefix: string,
+  caller: Pick<Principal, 'kind' | 'id'>,
+  key: string,
+  run: IdempotentRun,
+): Promise<IdempotentRun | undefined> {
+  const recordKey = idempotencyRecordKey(prefix, caller, key);
+  const claimed = await redis.set(recordKey, JSON.stringify(run), 'EX', keepSeconds, 'NX');
+  if (claimed === 'OK') return undefined;
+  const text = await redis.get(recordKey);
+  if (!text) return claimIdempotencyKey(redis, prefix, caller, key, run); // expired between the two commands
+  const earlier = JSON.parse(text) as IdempotentRun;
+  if (earlier.fingerprint !== run.fingerprint) {
+    throw new AppError('invalidRequest', `This ${idempotencyHeader} was used for a different request; use a new key.`, {
+      fields: { [idempotencyHeader]: 'already used for a different request' },
+    });
+  }
+  return earlier;
+}
+
+/** Frees the key of a call that could not be started, so its retry can run. */
+export async function releaseIdempotencyKey(redis: Redis, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, key: string): Promise<void> {
+  await redis.del(idempotencyRecordKey(prefix, caller, key));
+}

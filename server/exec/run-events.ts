@@ -1,0 +1,108 @@
+import { Redis } from 'ioredis';
+import { runChannel, runEventsKey } from '../../shared/channels.js';
+import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../../shared/events.js';
+import type { Logger } from '../../shared/logger.js';
+
+/**
+ * How a web process receives the events of runs, over one subscriber connection:
+ * - `listen`: a non-streamed run started here publishes to this process's inbox channel (subscribed at
+ *   start-up, so a call costs no subscribe round trip);
+ * - `follow`: a logged run (streamed, or with an Idempotency-Key) publishes numbered events on its own
+ *   channel and keeps them in a list; following subscribes, reads what is stored, and relays each event
+ *   once and in order from any web process, which is what re-attaching and joining need.
+ */
+export interface RunEvents {
+  inboxChannel: string;
+  listen(runId: string, handler: (event: RunEvent) => void): () => void;
+  /** Relays the events numbered after `afterId`, then the live ones, until the returned function is called. */
+  follow(runId: string, afterId: number, handler: (event: LoggedEvent) => void): () => void;
+  close(): Promise<void>;
+}
+
+export async function openRunEvents(redisUrl: string, reader: Redis, prefix: string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
+  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const inboxHandlers = new Map<string, (event: RunEvent) => void>();
+  const channelHandlers = new Map<string, Set<(event: LoggedEvent) => void>>();
+  const subscribed = new Map<string, Promise<unknown>>();
+
+  subscriber.on('message', (channel: string, message: string) => {
+    let event: LoggedEvent;
+    try {
+      event = JSON.parse(message) as LoggedEvent;
+    } catch {
+      logger.warn({ channel }, 'unreadable run event');
+      return;
+    }
+    if (channel === inboxChannel) inboxHandlers.get(event.runId)?.(event);
+    else for (const handler of channelHandlers.get(channel) ?? []) handler(event);
+  });
+  subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'run events connection error'));
+  await subscriber.subscribe(inboxChannel);
+
+  const subscribe = (channel: string, handler: (event: LoggedEvent) => void): Promise<unknown> => {
+    let handlers = channelHandlers.get(channel);
+    if (!handlers) {
+      channelHandlers.set(channel, (handlers = new Set()));
+      subscribed.set(channel, subscriber.subscribe(channel));
+    }
+    handlers.add(handler);
+    return subscribed.get(channel)!;
+  };
+  const unsubscribe = (channel: string, handler: (event: LoggedEvent) => void) => {
+    const handlers = channelHandlers.get(channel);
+    handlers?.delete(handler);
+    if (handlers?.size !== 0) return;
+    channelHandlers.delete(channel);
+    subscribed.delete(channel);
+    void subscriber.unsubscribe(channel).catch(() => undefined);
+  };
+
+  return {
+    inboxChannel,
+    listen(runId, handler) {
+      inboxHandlers.set(runId, handler);
+      return () => inboxHandlers.delete(runId);
+    },
+    follow(runId, afterId, handler) {
+      const channel = runChannel(prefix, runId);
+      let last = afterId;
+      let stopped = false;
+      // Live events wait here while the stored ones are read, so each goes out once and in order.
+      let held: LoggedEvent[] | undefined = [];
+      const relay = (event: LoggedEvent) => {
+        if (stopped || event.id <= last) return;
+        last = event.id;
+        handler(event);
+      };
+      const catchUp = async () => {
+        try {
+          const from = Math.max(0, last + 1 - firstWorkerEventId);
+          for (const text of await reader.lrange(runEventsKey(prefix, runId), from, -1)) relay(JSON.parse(text) as LoggedEvent);
+        } catch (err) {
+          logger.warn({ err: String(err), runId }, 'stored run events not read');
+        }
+        const waiting = held ?? [];
+        held = undefined;
+        for (const event of waiting.sort((a, b) => a.id - b.id)) onLive(event);
+      };
+      const onLive = (event: LoggedEvent) => {
+        if (held) return void held.push(event);
+        // A gap means messages were lost (a reconnect): read them from the list.
+        if (event.id > last + 1) {
+          held = [event];
+          void catchUp();
+          return;
+        }
+        relay(event);
+      };
+      void subscribe(channel, onLive).then(catchUp, (err) => logger.warn({ err: String(err), runId }, 'run channel not subscribed'));
+      return () => {
+        stopped = true;
+        unsubscribe(channel, onLive);
+      };
+    },
+    async close() {
+      subscriber.disconnect();
+    },
+  };
+}

@@ -1,0 +1,38 @@
+import type { Redis } from 'ioredis';
+import { runChannel, runEventsKey } from './channels.js';
+import { firstWorkerEventId, type RunEvent } from './events.js';
+import type { RunJobData } from './jobs.js';
+
+type EventOf<E> = E extends RunEvent ? Omit<E, 'runId'> : never;
+/** An event of the run, without its run id (the publisher adds it). */
+export type RunEventBody = EventOf<RunEvent>;
+
+export type PublishRunEvent = (event: RunEventBody) => Promise<void>;
+
+/**
+ * Publishes one run's events where its job says (RunJobData.events). A logged run's events are
+ * numbered, appended to its event list (kept `replayMs` for re-attaching) and published on its
+ * channel, in one MULTI each so list and channel never disagree. Events go out in call order: one
+ * connection, commands in order.
+ */
+export function createRunEventPublisher(redis: Redis, prefix: string, data: RunJobData, replayMs: number, firstId = firstWorkerEventId): PublishRunEvent {
+  const events = data.events;
+  if (events.kind === 'inbox') {
+    return async (event) => {
+      await redis.publish(events.channel, JSON.stringify({ runId: data.runId, ...event }));
+    };
+  }
+  const listKey = runEventsKey(prefix, data.runId);
+  const channel = runChannel(prefix, data.runId);
+  let nextId = firstId;
+  return async (event) => {
+    const text = JSON.stringify({ runId: data.runId, id: nextId++, ...event });
+    await redis.multi().rpush(listKey, text).pexpire(listKey, replayMs).publish(channel, text).exec();
+  };
+}
+
+/** For a process other than the run's own (its worker died): continues the numbering after what is stored. */
+export async function resumeRunEventPublisher(redis: Redis, prefix: string, data: RunJobData, replayMs: number): Promise<PublishRunEvent> {
+  const stored = data.events.kind === 'log' ? await redis.llen(runEventsKey(prefix, data.runId)) : 0;
+  return createRunEventPublisher(redis, prefix, data, replayMs, firstWorkerEventId + stored);
+}

@@ -1,0 +1,58 @@
+/**
+ * Which runs this worker process has going, so a cancel from the control channel can stop them.
+ * A cancel can reach the worker a moment before the job does (the job was just picked up), so
+ * cancels of runs not (yet) here are remembered for a while and applied when the run starts.
+ */
+export interface RunControl {
+  /** Starts tracking a run; its signal aborts on cancel (or when `jobSignal` aborts). */
+  track(runId: string, jobSignal?: AbortSignal): TrackedRun;
+  cancel(runId: string): void;
+  /** Runs going now. */
+  readonly active: number;
+}
+
+export interface TrackedRun {
+  signal: AbortSignal;
+  done(): void;
+}
+
+const rememberCancelsMs = 10 * 60_000;
+
+export function createRunControl(): RunControl {
+  const running = new Map<string, AbortController>();
+  const earlyCancels = new Map<string, number>();
+
+  const forgetOldCancels = () => {
+    const cutoff = Date.now() - rememberCancelsMs;
+    for (const [runId, at] of earlyCancels) {
+      if (at >= cutoff) break; // insertion order is time order
+      earlyCancels.delete(runId);
+    }
+  };
+
+  return {
+    track(runId, jobSignal) {
+      const controller = new AbortController();
+      running.set(runId, controller);
+      const abort = () => controller.abort();
+      jobSignal?.addEventListener('abort', abort, { once: true });
+      if (earlyCancels.delete(runId) || jobSignal?.aborted) controller.abort();
+      return {
+        signal: controller.signal,
+        done() {
+          jobSignal?.removeEventListener('abort', abort);
+          running.delete(runId);
+        },
+      };
+    },
+    cancel(runId) {
+      const controller = running.get(runId);
+      if (controller) return controller.abort();
+      forgetOldCancels();
+      earlyCancels.set(runId, Date.now());
+    },
+    get active() {
+      return running.size;
+    },
+  };
+}
