@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { post } from '../helpers/api.js';
+import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { openStream } from '../helpers/sse.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+describe('Idempotency-Key', () => {
+  let stack: Stack;
+  let account: { key: string; id: string };
+  const roller = uniqueAgentName('roller');
+
+  before(async () => {
+    stack = await startStack();
+    account = await createAccount(stack.runtime.db);
+    await publishAgent(stack.runtime.db, roller, `export default async (sys) => { sys.say('rolled ' + Math.random()); await sys.sleep(300); sys.say('done'); }`);
+  });
+  after(() => stack.close());
+
+  const call = (key: string, idempotencyKey: string, body: Record<string, unknown> = {}) =>
+    post(stack.url, '/api/exec/execAgent', { agentName: roller, ...body }, { key, headers: { 'Idempotency-Key': idempotencyKey } });
+
+  async function runsOf(accountId: string): Promise<number> {
+    const rows = await stack.runtime.db.selectFrom('executions').select('id').where('principal_id', '=', accountId).where('agent_name', '=', roller).execute();
+    return rows.length;
+  }
+
+  it('runs once for concurrent and later retries, each getting the first call’s response', async () => {
+    const before = await runsOf(account.id);
+    const [a, b] = await Promise.all([call(account.key, 'order-1'), call(account.key, 'order-1')]);
+    const c = await call(account.key, 'order-1');
+    assert.equal(a.body.resultCode, 'success');
+    assert.deepEqual(b.body, a.body);
+    assert.deepEqual(c.body, a.body);
+    assert.equal((await runsOf(account.id)) - before, 1, 'one run');
+  });
+
+  it('lets a streamed retry join the running call’s stream', async () => {
+    const first = await openStream(stack.url, '/api/exec/execAgent', { agentName: roller, stream: true }, { key: account.key, headers: { 'Idempotency-Key': 'stream-1' } });
+    await first.next((e) => e.event === 'part');
+    const retry = await openStream(stack.url, '/api/exec/execAgent', { agentName: roller, stream: true }, { key: account.key, headers: { 'Idempotency-Key': 'stream-1' } });
+    const [original, joined] = await Promise.all([first.done, retry.done]);
+    assert.equal(retry.headers.get('x-run-id'), first.headers.get('x-run-id'));
+    assert.deepEqual(joined.map((e) => [e.id, e.event, e.data]), original.map((e) => [e.id, e.event, e.data]));
+    const unstreamed = await call(account.key, 'stream-1');
+    assert.deepEqual(unstreamed.body.output, original.filter((e) => e.event === 'part').map((e) => e.data), 'and a later plain retry gets the same output');
+  });
+
+  it('keeps keys per caller, and refuses a key reused for another request or malformed', async () => {
+    const mine = await call(account.key, 'shared-key');
+    const other = await createAccount(stack.runtime.db);
+    const theirs = await call(other.key, 'shared-key');
+    assert.equal(theirs.body.resultCode, 'success');
+    assert.notEqual(theirs.body.convid, mine.body.convid, 'another caller’s key is another call');
+
+    const different = await call(account.key, 'shared-key', { inputs: { query: 'something else' } });
+    assert.equal(different.status, 400);
+    assert.ok(different.body.error.details.fields['Idempotency-Key']);
+    const malformed = await call(account.key, 'not a key!');
+    assert.equal(malformed.status, 400);
+  });
+
+  it('lets the call be cancelled by its Idempotency-Key', async () => {
+    const pending = call(account.key, 'cancel-me');
+    let cancelled = false;
+    for (let i = 0; i < 100 && !cancelled; i++) {
+      cancelled = (await post(stack.url, '/api/exec/cancel', { requestId: 'cancel-me' }, { key: account.key })).body.cancelled;
+    }
+    assert.ok(cancelled);
+    assert.equal((await pending).body.resultCode, 'stopped');
+  });
+});

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { execAgent, post } from '../helpers/api.js';
+import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { openStream } from '../helpers/sse.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+describe('streamed calls and re-attaching', () => {
+  let stack: Stack;
+  let key: string;
+  const slowSayer = uniqueAgentName('slow-sayer');
+  const writer = uniqueAgentName('writer');
+  const asker = uniqueAgentName('asker');
+
+  before(async () => {
+    stack = await startStack();
+    key = (await createAccount(stack.runtime.db)).key;
+    await publishAgent(stack.runtime.db, slowSayer, `export default async (sys) => { sys.say('first'); await sys.sleep(400); sys.say('second'); sys.vars.done = true; }`);
+    await publishAgent(stack.runtime.db, writer, `export default async (sys) => { sys.write('Hel'); sys.write('lo'); sys.html('<b>x</b>'); }`);
+    await publishAgent(
+      stack.runtime.db,
+      asker,
+      `export default async (sys) => {
+        sys.say('before the ask');
+        const a = await sys.ask({ message: 'Name?', inputs: [{ name: 'name', type: 'str' }] });
+        sys.say('Hi ' + a.name);
+        await sys.sleep(300);
+        sys.say('bye');
+      }`,
+    );
+  });
+  after(() => stack.close());
+
+  it('answers text/event-stream with the run id in X-Run-Id, numbered events, and parts as the agent makes them', async () => {
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: slowSayer, stream: true }, { key });
+    assert.equal(stream.status, 200);
+    assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const runId = stream.headers.get('x-run-id');
+    assert.match(runId ?? '', /^[0-9a-f-]{36}$/);
+    const events = await stream.done;
+    assert.deepEqual(events.map((e) => e.event), ['start', 'part', 'part', 'end']);
+    assert.deepEqual(events.map((e) => Number(e.id)), [1, 2, 3, 4], 'ids count up from 1');
+    const [start, first, second, end] = events as [any, any, any, any];
+    assert.deepEqual(start.data, { convid: end.data.convid, agentName: slowSayer, runId });
+    assert.deepEqual(first.data, { type: 'text', text: 'first' });
+    assert.deepEqual(second.data, { type: 'text', text: 'second' });
+    assert.equal(end.data.resultCode, 'success');
+    assert.equal('output' in end.data, false, 'end carries no output');
+    assert.ok(end.at - first.at > 250, 'the first part arrived while the agent was still sleeping');
+  });
+
+  it('streams written text as delta events', async () => {
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: writer, stream: true }, { key });
+    const events = await stream.done;
+    assert.deepEqual(
+      events.map((e) => [e.event, e.data]).slice(1, -1),
+      [
+        ['part', { type: 'text', text: 'Hel' }],
+        ['delta', { text: 'lo' }],
+        ['part', { type: 'html', html: '<b>x</b>' }],
+      ],
+    );
+    const plain = await execAgent(stack.url, key, { agentName: writer });
+    assert.deepEqual(plain.body.output, [{ type: 'text', text: 'Hello' }, { type: 'html', html: '<b>x</b>' }], 'the same run unstreamed');
+  });
+
+  it('streams the rest of a run when an ask is answered in a streamed call', async () => {
+    const asked = await execAgent(stack.url, key, { agentName: asker });
+    assert.equal(asked.body.resultCode, 'ask');
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: asker, convid: asked.body.convid, inputs: { name: 'Ada' }, stream: true }, { key });
+    const events = await stream.done;
+    assert.deepEqual(events.map((e) => e.event), ['start', 'part', 'part', 'end']);
+    assert.deepEqual(events.slice(1, 3).map((e) => e.data.text), ['Hi Ada', 'bye'], 'only what the resumed run made');
+    assert.equal(events[3]!.data.resultCode, 'success');
+  });
+
+  it('ends a refused streamed call with an error event', async () => {
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: uniqueAgentName('missing'), stream: true }, { key });
+    const events = await stream.done;
+    assert.deepEqual(events.map((e) => e.event), ['start', 'error']);
+    assert.equal(events[1]!.data.error.code, 'agentNotFound');
+  });
+
+  it('re-attaches with Last-Event-ID: the missed events, then the rest', async () => {
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: slowSayer, stream: true }, { key });
+    const first = await stream.next((e) => e.event === 'part');
+    const convid = stream.events[0]!.data.convid;
+    stream.abort(); // the connection is lost after the first part
+
+    const rest = await openStream(stack.url, '/api/exec/attach', { convid }, { key, headers: { 'Last-Event-ID': String(first.id) } });
+    assert.equal(rest.status, 200);
+    const events = await rest.done;
+    assert.deepEqual(events.map((e) => [e.id, e.event]), [['3', 'part'], ['4', 'end']]);
+    assert.equal(events[0]!.data.text, 'second');
+    assert.equal(events[1]!.data.resultCode, 'success');
+
+    const whole = await openStream(stack.url, '/api/exec/attach', { convid }, { key });
+    assert.deepEqual((await whole.done).map((e) => e.event), ['start', 'part', 'part', 'end'], 'after the end, the whole run is replayed');
+  });
+
+  it('does not attach to another caller’s conversation, nor to one without a stream', async () => {
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: writer, stream: true }, { key });
+    const convid = (await stream.done)[0]!.data.convid;
+    const other = (await createAccount(stack.runtime.db)).key;
+    const foreign = await post(stack.url, '/api/exec/attach', { convid }, { key: other });
+    assert.equal(foreign.status, 404);
+    assert.equal(foreign.body.error.code, 'notFound');
+    const plain = await execAgent(stack.url, key, { agentName: writer });
+    const unstreamed = await post(stack.url, '/api/exec/attach', { convid: plain.body.convid }, { key });
+    assert.equal(unstreamed.status, 404);
+    const badId = await post(stack.url, '/api/exec/attach', { convid }, { key, headers: { 'Last-Event-ID': 'x' } });
+    assert.equal(badId.status, 400);
+    assert.ok(badId.body.error.details.fields['Last-Event-ID']);
+  });
+});
