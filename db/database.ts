@@ -26,8 +26,10 @@ function withUser(databaseUrl: string): URL {
 /** A Kysely instance over a pg pool. */
 export function createDb(databaseUrl: string, maxConnections = 10): Db {
   const pool = new pg.Pool({ connectionString: withUser(databaseUrl).toString(), max: maxConnections, connectionTimeoutMillis: 5000 });
-  // An idle client that loses its connection (server restart) emits 'error'; the pool replaces it.
+  // A client that loses its connection (server restart) emits 'error', idle or checked out; the query
+  // in flight fails with the same error (a 503), and the pool replaces the client. Unheard, it would crash the process.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 

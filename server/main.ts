@@ -10,7 +10,14 @@ const runtime = await openRuntime(config, logger);
 const web = await startWeb(runtime);
 logger.info({ port: web.port }, 'web listening');
 
-process.once('SIGTERM', () => {
-  logger.info('web stopping');
-  void web.close().then(() => runtime.db.destroy()).finally(() => process.exit(0));
-});
+// A stop refuses new connections and lets open calls and streams end.
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    logger.info('web stopping');
+    void web
+      .close()
+      .then(() => runtime.db.destroy())
+      .then(() => logger.info('web stopped'))
+      .finally(() => process.exit(0));
+  });
+}

@@ -11,7 +11,14 @@ const runtime = await openRuntime(config, logger, config.workerConcurrency + 4);
 const worker = await startRunWorker(runtime);
 logger.info({ concurrency: config.workerConcurrency }, 'worker running');
 
-process.once('SIGTERM', () => {
-  logger.info('worker stopping');
-  void worker.close().then(() => runtime.db.destroy()).finally(() => process.exit(0));
-});
+// A stop takes no new job and lets the running ones end (each within MAX_AGENT_RUNTIME_MS).
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, () => {
+    logger.info('worker stopping');
+    void worker
+      .close()
+      .then(() => runtime.db.destroy())
+      .then(() => logger.info('worker stopped'))
+      .finally(() => process.exit(0));
+  });
+}

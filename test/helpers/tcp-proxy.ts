@@ -1,0 +1,52 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP proxy in front of Redis or PostgreSQL, so a test can make the server unreachable (every
+ * connection dropped, new ones refused) and reachable again, without touching the real server.
+ */
+export interface TcpProxy {
+  port: number;
+  cut(): Promise<void>;
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+
+  const listen = async () => {
+    if (server) return;
+    server = createServer((client) => {
+      const upstream = connect(targetPort, targetHost);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+        socket.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
+    const address = server.address();
+    port = typeof address === 'object' && address ? address.port : port;
+  };
+  const stop = async () => {
+    const closing = server;
+    server = undefined;
+    for (const socket of sockets) socket.destroy();
+    if (closing) await new Promise<void>((resolve) => closing.close(() => resolve()));
+  };
+
+  await listen();
+  return {
+    get port() {
+      return port;
+    },
+    cut: stop,
+    restore: listen,
+    close: stop,
+  };
+}

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { execAgent } from '../helpers/api.js';
+import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { testEnv } from '../helpers/test-env.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** Redis or PostgreSQL going away: calls get 503 at once instead of hanging, and service comes back by itself. */
+describe('when Redis or PostgreSQL is unreachable', () => {
+  for (const server of ['Redis', 'PostgreSQL'] as const) {
+    describe(server, () => {
+      let proxy: TcpProxy;
+      let stack: Stack;
+      let key: string;
+      const hello = uniqueAgentName('hello');
+
+      before(async () => {
+        const target = new URL(server === 'Redis' ? testEnv.REDIS_URL! : testEnv.DATABASE_URL!);
+        proxy = await startTcpProxy(target.hostname, Number(target.port));
+        const proxied = new URL(target);
+        proxied.port = String(proxy.port);
+        stack = await startStack(server === 'Redis' ? { REDIS_URL: proxied.toString() } : { DATABASE_URL: proxied.toString() });
+        key = (await createAccount(stack.runtime.db)).key;
+        await publishAgent(stack.runtime.db, hello, `export default async (sys) => sys.say('hello')`);
+        assert.equal((await execAgent(stack.url, key, { agentName: hello })).body.resultCode, 'success');
+      });
+      after(async () => {
+        await proxy.restore().catch(() => undefined);
+        await stack.close();
+        await proxy.close();
+      });
+
+      it('answers 503 unavailable at once while it is down, and serves again when it is back', async () => {
+        await proxy.cut();
+        const started = Date.now();
+        const down = await execAgent(stack.url, key, { agentName: hello });
+        assert.equal(down.status, 503);
+        assert.equal(down.body.error.code, 'unavailable');
+        assert.ok(Date.now() - started < 3000, `answered in ${Date.now() - started} ms, not after the run deadline`);
+        await proxy.restore();
+        await waitFor(async () => (await execAgent(stack.url, key, { agentName: hello })).body.resultCode === 'success', 15_000, 'service to resume');
+      });
+    });
+  }
+});
