@@ -93,6 +93,8 @@ function openEventStream(ctx: Context, runId: string): EventStream {
   ctx.set('X-Run-Id', runId);
   ctx.status = 200;
   ctx.body = body;
+  // Headers go out now, not with the first event: a re-attach may have nothing to send for a while.
+  ctx.flushHeaders();
   const keepAlive = setInterval(() => body.write(': keep-alive\n\n'), keepAliveMs);
   return {
     send(id, event, data) {
