@@ -13,8 +13,10 @@ export interface ActiveRun {
   convid: string;
   agentName: string;
   caller: Pick<Principal, 'kind' | 'id'>;
-  /** X-Request-Id, and the Idempotency-Key when there is one. */
+  /** The request ids the caller can cancel it by (X-Request-Id, Idempotency-Key). */
   requestIds: string[];
+  /** Whether the caller can cancel it by convid (it knows the convid while the call runs). */
+  byConversation: boolean;
   /** True when the run's events are logged (it can be attached to). */
   logged: boolean;
 }
@@ -25,9 +27,17 @@ export interface StreamedRun {
   agentName: string;
 }
 
+/** Whether registering the run is of any use: nothing to register is no Redis command on the call's path. */
+export function isFindable(run: ActiveRun): boolean {
+  return run.byConversation || run.requestIds.length > 0 || run.logged;
+}
+
 export async function registerRun(redis: Redis, prefix: string, run: ActiveRun, keepMs: number, replaySeconds: number): Promise<void> {
-  const byConversation = activeRunsKey(prefix, run.caller, run.convid);
-  const batch = redis.multi().sadd(byConversation, run.runId).pexpire(byConversation, keepMs);
+  const batch = redis.multi();
+  if (run.byConversation) {
+    const byConversation = activeRunsKey(prefix, run.caller, run.convid);
+    batch.sadd(byConversation, run.runId).pexpire(byConversation, keepMs);
+  }
   for (const id of run.requestIds) batch.set(requestRunKey(prefix, run.caller, id), run.runId, 'PX', keepMs);
   if (run.logged) {
     const streamed: StreamedRun = { runId: run.runId, agentName: run.agentName };
@@ -37,7 +47,8 @@ export async function registerRun(redis: Redis, prefix: string, run: ActiveRun, 
 }
 
 export async function unregisterRun(redis: Redis, prefix: string, run: ActiveRun): Promise<void> {
-  const batch = redis.multi().srem(activeRunsKey(prefix, run.caller, run.convid), run.runId);
+  const batch = redis.multi();
+  if (run.byConversation) batch.srem(activeRunsKey(prefix, run.caller, run.convid), run.runId);
   for (const id of run.requestIds) batch.del(requestRunKey(prefix, run.caller, id));
   await batch.exec();
 }

@@ -6,7 +6,7 @@ import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { findExecutionResponse } from '../../db/executions.repository.js';
 import type { WebDeps } from '../deps.js';
-import { registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
+import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
 import { claimIdempotencyKey, fingerprintRequest, releaseIdempotencyKey } from './idempotency.js';
 
@@ -14,6 +14,8 @@ export interface ExecCall {
   caller: Principal;
   body: ExecAgentBody;
   requestId: string;
+  /** True when the caller sent the request id (X-Request-Id) rather than the server making one up. */
+  requestIdGiven: boolean;
   idempotencyKey?: string;
 }
 
@@ -105,14 +107,19 @@ async function enqueueRun(
   const keepMs = turnLifetimeMs(config);
   const existing = call.body.convid !== undefined;
   const turn = existing ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
+  // A call can be cancelled by what its caller knows while it runs: the ids it sent, and for a stream
+  // (whose headers and start event come at once) the made-up request id and the new convid too.
+  const logged = events.kind === 'log';
   const active: ActiveRun = {
     runId,
     convid,
     agentName: call.body.agentName,
     caller: call.caller,
-    requestIds: call.idempotencyKey ? [call.requestId, call.idempotencyKey] : [call.requestId],
-    logged: events.kind === 'log',
+    requestIds: [...(call.requestIdGiven || logged ? [call.requestId] : []), ...(call.idempotencyKey ? [call.idempotencyKey] : [])],
+    byConversation: existing || logged,
+    logged,
   };
+  const findable = isFindable(active);
   const data: RunJobData = {
     runId,
     requestId: call.requestId,
@@ -126,12 +133,12 @@ async function enqueueRun(
   };
   try {
     await Promise.all([
-      registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
+      findable && registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
       deps.queue.add('run', data, { jobId: runId, removeOnComplete: true, removeOnFail: true }),
     ]);
   } catch (err) {
     if (turn) await leaveTurn(redis, prefix, convid, turn).catch(() => undefined);
-    await unregisterRun(redis, prefix, active).catch(() => undefined);
+    if (findable) await unregisterRun(redis, prefix, active).catch(() => undefined);
     throw err;
   }
   return {
@@ -139,7 +146,7 @@ async function enqueueRun(
     convid,
     agentName: call.body.agentName,
     joined: false,
-    finished: () => void unregisterRun(redis, prefix, active).catch(() => undefined),
+    finished: () => void (findable && unregisterRun(redis, prefix, active).catch(() => undefined)),
   };
 }
 

@@ -9,6 +9,7 @@ export function requestId(): Middleware {
     const given = ctx.get('X-Request-Id');
     const id = acceptable.test(given) ? given : randomUUID();
     ctx.state.requestId = id;
+    ctx.state.requestIdGiven = id === given;
     ctx.set('X-Request-Id', id);
     await next();
   };
