@@ -1,0 +1,46 @@
+import { readFileSync } from 'node:fs';
+
+/** CPU time spent by processes (user + system), to tell where the cores go during a load. */
+
+/** /proc times are in USER_HZ ticks, which Linux fixes at 100 per second for user space. */
+const msPerTick = 10;
+
+/** CPU time a process has used so far, in ms (fields 14 and 15 of /proc/<pid>/stat). */
+export function readCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * msPerTick;
+}
+
+/** Busy CPU time of the whole machine so far, in ms: every state of /proc/stat but idle and iowait. */
+export function readMachineBusyMs(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = ticks;
+  return (user + nice + system + irq + softirq + steal) * msPerTick;
+}
+
+export interface CpuCost<T> {
+  result: T;
+  /** ms of CPU used during `work` by each of the given processes, in order. */
+  processMs: number[];
+  /** ms used by this process. */
+  ownMs: number;
+  /** ms the whole machine was busy (Postgres, Redis and anything else running included). */
+  machineMs: number;
+}
+
+/** Runs `work` and measures the CPU the given processes, this one and the machine used meanwhile. */
+export async function withCpuCost<T>(pids: number[], work: () => Promise<T>): Promise<CpuCost<T>> {
+  const before = pids.map(readCpuMs);
+  const ownBefore = process.cpuUsage();
+  const machineBefore = readMachineBusyMs();
+  const result = await work();
+  const own = process.cpuUsage(ownBefore);
+  return {
+    result,
+    processMs: pids.map((pid, i) => readCpuMs(pid) - before[i]!),
+    ownMs: (own.user + own.system) / 1000,
+    machineMs: readMachineBusyMs() - machineBefore,
+  };
+}

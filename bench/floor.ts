@@ -1,0 +1,93 @@
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Profile } from './options.js';
+import { runConcurrent, runSequential, withTimeout, type LoadResult } from './stats.js';
+
+/**
+ * The floor: a raw BullMQ round trip on the same Redis, in this process. Queue.add → a Worker
+ * (concurrency 64, trivial processor) → the processor publishes on a pub/sub channel the producer
+ * subscribed to before adding — the least any execAgent through the queue can cost.
+ */
+
+export interface Floor {
+  sequentialP50: number;
+  sequentialP99: number;
+  sequentialRate: number;
+  concurrentP50: number;
+  concurrentP99: number;
+  concurrentRate: number;
+}
+
+export type FloorFigure = keyof Floor;
+
+interface FloorRig {
+  roundTrip(id: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Measures the floor, then closes every connection it opened (its keys stay under `prefix`). */
+export async function measureFloor(redisUrl: string, prefix: string, profile: Profile): Promise<Floor> {
+  const rig = await openFloorRig(redisUrl, prefix, profile.concurrency);
+  try {
+    let n = 0;
+    const call = () => rig.roundTrip(`f-${++n}`);
+    await runSequential(profile.warmupCalls, call);
+    const sequential = await runSequential(profile.floorSequentialCalls, call);
+    const concurrent = await runConcurrent(profile.floorConcurrentCalls, profile.concurrency, call);
+    return toFloor(sequential, concurrent);
+  } finally {
+    await rig.close();
+  }
+}
+
+function toFloor(sequential: LoadResult, concurrent: LoadResult): Floor {
+  return {
+    sequentialP50: sequential.p50,
+    sequentialP99: sequential.p99,
+    sequentialRate: sequential.callsPerSecond,
+    concurrentP50: concurrent.p50,
+    concurrentP99: concurrent.p99,
+    concurrentRate: concurrent.callsPerSecond,
+  };
+}
+
+async function openFloorRig(redisUrl: string, prefix: string, concurrency: number): Promise<FloorRig> {
+  const channel = `${prefix}:floor:results`;
+  const waiting = new Map<string, () => void>();
+  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  subscriber.on('message', (_channel: string, id: string) => waiting.get(id)?.());
+  await subscriber.subscribe(channel);
+
+  const publisher = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const producer = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const consumer = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const queue = new Queue<{ id: string }>('floor', { connection: producer, prefix });
+  const worker = new Worker<{ id: string }>(
+    'floor',
+    async (job) => {
+      await publisher.publish(channel, job.data.id);
+    },
+    { connection: consumer, prefix, concurrency },
+  );
+  await Promise.all([queue.waitUntilReady(), worker.waitUntilReady()]);
+
+  return {
+    async roundTrip(id) {
+      const answered = new Promise<void>((resolve) => waiting.set(id, resolve));
+      try {
+        await queue.add('roundTrip', { id }, { jobId: id, removeOnComplete: true, removeOnFail: true });
+        await withTimeout(answered, 10_000, `floor round trip ${id}`);
+      } finally {
+        waiting.delete(id);
+      }
+    },
+    async close() {
+      await worker.close();
+      await queue.close();
+      subscriber.disconnect();
+      publisher.disconnect();
+      producer.disconnect();
+      consumer.disconnect();
+    },
+  };
+}

@@ -1,0 +1,159 @@
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { benchAgents } from './agents.js';
+import { createClient } from './client.js';
+import { describeEnvironment } from './environment.js';
+import { execAgent } from './exec.js';
+import { createFixture, dropDatabase } from './fixture.js';
+import { measureFloor, type Floor } from './floor.js';
+import { parseOptions, type Profile } from './options.js';
+import { deleteKeysWithPrefix } from './redis-keys.js';
+import { evaluate, floorMeasurements, formatReport, summarizeResults, writeResults, type Results } from './report.js';
+import { runScenarios, type Measurement, type Scenario, type ScenarioContext } from './scenario.js';
+import { askAnswer } from './scenarios/ask.js';
+import { cancelLatency } from './scenarios/cancel.js';
+import { clientCost } from './scenarios/client-cost.js';
+import { conversationSequential, conversationShared } from './scenarios/conversation.js';
+import { helloConcurrent, helloSequential } from './scenarios/hello.js';
+import { openStreams } from './scenarios/open-streams.js';
+import { streaming } from './scenarios/streaming.js';
+import { startStack, type ProductProcess } from './stack.js';
+import { withTimeout } from './stats.js';
+import { createTeardown, type Teardown } from './teardown.js';
+
+/**
+ * `npm run bench [-- --quick] [-- --strict]`: the floor (a raw BullMQ round trip), then execAgent
+ * through the product run as the Procfile runs it (one web and one worker process) on a database and
+ * queue prefix of its own; prints a table and writes bench/results.json. DESIGN §10 has the floor
+ * figures to expect on this kind of machine.
+ */
+
+const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
+const resultsPath = `${projectRoot}bench/results.json`;
+const redisUrl = 'redis://127.0.0.1:6379';
+const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
+/** Cuts the spinning agent when a cancel fails; the sleeper agent (8 s) stays under it. */
+const maxAgentRuntimeMs = 10_000;
+const workerConcurrency = 16;
+
+function scenarios(profile: Profile): Scenario[] {
+  return [clientCost, helloSequential, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile)];
+}
+
+/** What the steps gathered; kept when a later step fails, so the report shows what was measured. */
+interface Gathered {
+  floor: Floor | null;
+  measurements: Measurement[];
+  notes: Record<string, string[]>;
+  processes: ProductProcess[];
+}
+
+interface Names {
+  tag: string;
+  queuePrefix: string;
+  databaseUrl: string;
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const names: Names = { tag, queuePrefix: `agentexec-bench-${tag}`, databaseUrl: `${postgresUrl}/agentexec_bench_${tag}` };
+  const environment = describeEnvironment(options.profile.name, projectRoot);
+  const teardown = createTeardown();
+  onInterrupt(teardown);
+  teardown.add(`delete Redis keys ${names.queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, names.queuePrefix)} deleted`);
+
+  const gathered: Gathered = { floor: null, measurements: [], notes: {}, processes: [] };
+  const fatal = await gather(gathered, options.profile, names, teardown).then(
+    () => undefined,
+    (err: unknown) => {
+      log(`bench could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      for (const p of gathered.processes) if (p.tail()) log(`--- ${p.name} output (tail) ---\n${p.tail()}`);
+      return messageOf(err);
+    },
+  );
+  const results = resultsOf(gathered, environment, fatal, await teardown.run());
+  writeResults(resultsPath, results);
+  process.stdout.write(`${formatReport(results)}\n\nwritten to ${resultsPath}\n`);
+  if (fatal) return 2;
+  const clean = results.summary.targetsMissed === 0 && results.summary.failedMeasurements === 0;
+  return options.strict && !clean ? 1 : 0;
+}
+
+/** The floor, then the product's stack and the scenarios against it. */
+async function gather(gathered: Gathered, profile: Profile, names: Names, teardown: Teardown): Promise<void> {
+  log(`▸ (a) floor: raw BullMQ round trip (${profile.name} profile)`);
+  const floor = await measureFloor(redisUrl, names.queuePrefix, profile).then(
+    (figures) => ({ figures, error: undefined }),
+    (err: unknown) => ({ figures: null, error: messageOf(err) }),
+  );
+  if (floor.error) log(`  failed: ${floor.error}`);
+  gathered.floor = floor.figures;
+  gathered.measurements.push(...floorMeasurements(floor.figures, floor.error));
+
+  log('▸ setting up: database, agents, key, web and worker processes');
+  const context = await setUpStack(profile, names, teardown, gathered.processes);
+  const run = await runScenarios(scenarios(profile), context, log);
+  gathered.measurements.push(...run.measurements);
+  gathered.notes = run.notes;
+}
+
+/** Database, agents and key; web and worker processes; a client; a first call that proves the worker runs. */
+async function setUpStack(profile: Profile, names: Names, teardown: Teardown, processes: ProductProcess[]): Promise<ScenarioContext> {
+  teardown.add(`drop database agentexec_bench_${names.tag}`, () => dropDatabase(names.databaseUrl));
+  const { bearerKey } = await createFixture(names.databaseUrl, benchAgents);
+  const settings = { databaseUrl: names.databaseUrl, redisUrl, queuePrefix: names.queuePrefix, port: await freePort(), workerConcurrency, maxAgentRuntimeMs };
+  const stack = await startStack(settings, (spawned) => {
+    processes.push(spawned);
+    teardown.add(`stop ${spawned.name} (pid ${spawned.pid})`, () => spawned.stop(20_000));
+  });
+  const client = createClient(stack.baseUrl, { bearerKey });
+  teardown.add('close the HTTP client', () => client.close());
+  // Also waits for the worker process to take jobs.
+  await withTimeout(execAgent(client, { agentName: 'hello' }), 30_000, 'the first execAgent call');
+  return { profile, stack, client, bearerKey };
+}
+
+function resultsOf(gathered: Gathered, environment: Results['environment'], fatal: string | undefined, teardown: string[]): Results {
+  const measurements = evaluate(gathered.measurements, gathered.floor);
+  return {
+    environment,
+    ...(fatal ? { fatal } : {}),
+    floor: gathered.floor,
+    measurements,
+    notes: gathered.notes,
+    productOutput: Object.fromEntries(gathered.processes.map((p) => [p.name, p.problems()])),
+    teardown,
+    summary: summarizeResults(measurements),
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
+  });
+}
+
+/** Ctrl-C still stops the processes and removes the database and keys. */
+function onInterrupt(teardown: Teardown): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: cleaning up`);
+      void teardown.run().then((lines) => {
+        for (const line of lines) log(`  ${line}`);
+        process.exit(130);
+      });
+    });
+  }
+}
+
+process.exitCode = await main();

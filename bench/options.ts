@@ -1,0 +1,67 @@
+/** How much work each measurement does: the full profile, or a smaller one for a smoke run. */
+export interface Profile {
+  name: 'full' | 'quick';
+  warmupCalls: number;
+  sequentialCalls: number;
+  concurrentCalls: number;
+  concurrency: number;
+  floorSequentialCalls: number;
+  floorConcurrentCalls: number;
+  clientCostCalls: number;
+  oneConversationCalls: number;
+  askCycles: number;
+  streamCalls: number;
+  cancelCycles: number;
+  openStreams: number;
+}
+
+export interface Options {
+  profile: Profile;
+  /** Exit 1 when a target is missed or a measurement failed (for CI); otherwise only a broken harness does. */
+  strict: boolean;
+}
+
+const full: Profile = {
+  name: 'full',
+  warmupCalls: 200,
+  sequentialCalls: 1000,
+  concurrentCalls: 5000,
+  concurrency: 64,
+  floorSequentialCalls: 1000,
+  floorConcurrentCalls: 5000,
+  clientCostCalls: 3000,
+  oneConversationCalls: 2000,
+  askCycles: 200,
+  streamCalls: 10,
+  cancelCycles: 50,
+  openStreams: 500,
+};
+
+const quick: Profile = {
+  name: 'quick',
+  warmupCalls: 50,
+  sequentialCalls: 200,
+  concurrentCalls: 1000,
+  concurrency: 64,
+  floorSequentialCalls: 200,
+  floorConcurrentCalls: 1000,
+  clientCostCalls: 500,
+  oneConversationCalls: 300,
+  askCycles: 30,
+  streamCalls: 3,
+  cancelCycles: 10,
+  openStreams: 100,
+};
+
+const usage = 'usage: node --no-node-snapshot dist/bench/main.js [--quick] [--strict]';
+
+/** Reads the command line (`--quick`, `--strict`); an unknown flag stops with the usage line. */
+export function parseOptions(argv: string[]): Options {
+  const options: Options = { profile: full, strict: false };
+  for (const arg of argv) {
+    if (arg === '--quick') options.profile = quick;
+    else if (arg === '--strict') options.strict = true;
+    else throw new Error(`unknown option ${arg}\n${usage}`);
+  }
+  return options;
+}

@@ -1,0 +1,66 @@
+import type { ApiClient } from '../client.js';
+import { execAgent } from '../exec.js';
+import { withCpuCost } from '../cpu.js';
+import { withRssPeaks } from '../rss.js';
+import { cpuPerCall, cpuRows } from './cpu-rows.js';
+import type { Scenario } from '../scenario.js';
+import { runConcurrent, runSequential } from '../stats.js';
+
+/** (b) execAgent of the hello agent through the whole stack, each call on a new conversation. */
+
+async function callHello(client: ApiClient, query: string): Promise<void> {
+  const response = await execAgent(client, { agentName: 'hello', inputs: { query } });
+  const part = response.output?.[0];
+  if (part?.type !== 'text' || part.text !== `Hello, ${query}`) throw new Error(`hello answered ${JSON.stringify(response.output)}`);
+}
+
+export const helloSequential: Scenario = {
+  id: 'hello-sequential',
+  title: '(b) execAgent hello, sequential',
+  rows: [
+    { id: 'hello.sequential.p50', label: '(b) hello sequential p50', unit: 'ms', floor: 'sequentialP50', target: { op: '<=', value: 2 } },
+    { id: 'hello.sequential.p99', label: '(b) hello sequential p99', unit: 'ms', floor: 'sequentialP99' },
+  ],
+  async run({ client, profile }) {
+    await runSequential(profile.warmupCalls, (i) => callHello(client, `warm${i}`));
+    const result = await runSequential(profile.sequentialCalls, (i) => callHello(client, `n${i}`));
+    return {
+      values: { 'hello.sequential.p50': result.p50, 'hello.sequential.p99': result.p99 },
+      notes: [`${result.count} calls, ${Math.round(result.callsPerSecond)} calls/s, max ${result.max.toFixed(1)} ms`],
+    };
+  },
+};
+
+export const helloConcurrent: Scenario = {
+  id: 'hello-concurrent',
+  title: '(b) execAgent hello, 64 clients on new conversations (+ worker RSS)',
+  rows: [
+    { id: 'hello.concurrent.rate', label: '(b) hello 64 clients', unit: 'calls/s', floor: 'concurrentRate', target: { op: '>=', value: 3000 } },
+    { id: 'hello.concurrent.p50', label: '(b) hello 64 clients p50', unit: 'ms', floor: 'concurrentP50' },
+    { id: 'hello.concurrent.p99', label: '(b) hello 64 clients p99', unit: 'ms', floor: 'concurrentP99' },
+    { id: 'memory.worker.peak', label: '(f) worker RSS peak during (b) 64 clients', unit: 'MB', target: { op: '<=', value: 400 } },
+    { id: 'memory.web.peakHello', label: '(f) web RSS peak during (b) 64 clients', unit: 'MB' },
+    ...cpuRows('(b) hello 64 clients'),
+  ],
+  async run({ client, profile, stack }) {
+    await runConcurrent(profile.warmupCalls, profile.concurrency, (i) => callHello(client, `warm${i}`));
+    const { result: cost, peaksMb } = await withRssPeaks([stack.worker.pid, stack.web.pid], () =>
+      withCpuCost([stack.web.pid, stack.worker.pid], () =>
+        runConcurrent(profile.concurrentCalls, profile.concurrency, (i) => callHello(client, `c${i}`)),
+      ),
+    );
+    const { result } = cost;
+    const [workerPeak, webPeak] = peaksMb;
+    return {
+      values: {
+        'hello.concurrent.rate': result.callsPerSecond,
+        'hello.concurrent.p50': result.p50,
+        'hello.concurrent.p99': result.p99,
+        'memory.worker.peak': workerPeak ?? Number.NaN,
+        'memory.web.peakHello': webPeak ?? Number.NaN,
+        ...cpuPerCall(cost, result.count),
+      },
+      notes: [`${result.count} calls by ${profile.concurrency} clients, max ${result.max.toFixed(1)} ms`],
+    };
+  },
+};

@@ -1,0 +1,124 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { delay } from './stats.js';
+
+/** The product as the Procfile runs it: one web and one worker process, each its own `node`. */
+
+export interface StackSettings {
+  databaseUrl: string;
+  redisUrl: string;
+  queuePrefix: string;
+  port: number;
+  workerConcurrency: number;
+  maxAgentRuntimeMs: number;
+}
+
+export interface ProductProcess {
+  name: string;
+  pid: number;
+  /** Log lines at warn level or above (the processes run with LOG_LEVEL=warn), the first 50. */
+  problems(): string[];
+  /** The last part of what it printed. */
+  tail(): string;
+  running(): boolean;
+  /** SIGTERM, then SIGKILL when it has not exited after `graceMs`; tells which it took. */
+  stop(graceMs: number): Promise<string>;
+}
+
+export interface Stack {
+  settings: StackSettings;
+  baseUrl: string;
+  web: ProductProcess;
+  worker: ProductProcess;
+}
+
+const distRoot = fileURLToPath(new URL('../', import.meta.url));
+const tailChars = 16_000;
+
+export function stackEnv(settings: StackSettings): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    DATABASE_URL: settings.databaseUrl,
+    REDIS_URL: settings.redisUrl,
+    QUEUE_PREFIX: settings.queuePrefix,
+    PORT: String(settings.port),
+    LOG_LEVEL: 'warn',
+    WORKER_CONCURRENCY: String(settings.workerConcurrency),
+    MAX_AGENT_RUNTIME_MS: String(settings.maxAgentRuntimeMs),
+    SECRETS_KEY: randomBytes(32).toString('base64url'),
+    SESSION_SECRET: randomBytes(32).toString('base64url'),
+  };
+}
+
+/** Spawns web and worker and waits until the web process answers /healthz. */
+export async function startStack(settings: StackSettings, onSpawn: (process: ProductProcess) => void): Promise<Stack> {
+  const env = stackEnv(settings);
+  const worker = spawnProcess('worker', 'workers/main.js', env);
+  onSpawn(worker);
+  const web = spawnProcess('web', 'server/main.js', env);
+  onSpawn(web);
+  const baseUrl = `http://127.0.0.1:${settings.port}`;
+  await waitUntilHealthy(baseUrl, [web, worker], 30_000);
+  return { settings, baseUrl, web, worker };
+}
+
+function spawnProcess(name: string, entry: string, env: Record<string, string>): ProductProcess {
+  // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles web and worker.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, ['--no-node-snapshot', ...nodeArgs, `${distRoot}${entry}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (child.pid === undefined) throw new Error(`could not start the ${name} process`);
+  let tail = '';
+  let partial = '';
+  const problems: string[] = [];
+  const take = (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    tail = (tail + text).slice(-tailChars);
+    const lines = (partial + text).split('\n');
+    partial = lines.pop() ?? '';
+    for (const line of lines) if (line.trim() && problems.length < 50) problems.push(line);
+  };
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  return {
+    name,
+    pid: child.pid,
+    problems: () => [...problems],
+    tail: () => tail,
+    running,
+    async stop(graceMs) {
+      if (!running()) return `had exited already (${child.exitCode ?? child.signalCode})`;
+      child.kill('SIGTERM');
+      const timer = delay(graceMs).then(() => 'timeout' as const);
+      if ((await Promise.race([exited.then(() => 'exited' as const), timer])) === 'exited') return `exited on SIGTERM (${child.exitCode})`;
+      child.kill('SIGKILL');
+      await exited;
+      return `did not exit within ${graceMs} ms of SIGTERM; killed`;
+    },
+  };
+}
+
+async function waitUntilHealthy(baseUrl: string, processes: ProductProcess[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const dead = processes.find((p) => !p.running());
+    if (dead) throw new Error(`the ${dead.name} process exited during start-up:\n${dead.tail()}`);
+    if ((await healthStatus(`${baseUrl}/healthz`)) === 200) return;
+    if (Date.now() > deadline) throw new Error(`the web process did not answer /healthz within ${timeoutMs} ms`);
+    await delay(100);
+  }
+}
+
+function healthStatus(url: string): Promise<number> {
+  return new Promise((resolve) => {
+    http
+      .get(url, { agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', () => resolve(0));
+  });
+}
