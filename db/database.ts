@@ -23,9 +23,17 @@ function withUser(databaseUrl: string): URL {
   return url;
 }
 
-/** A Kysely instance over a pg pool. */
-export function createDb(databaseUrl: string, maxConnections = 10): Db {
-  const pool = new pg.Pool({ connectionString: withUser(databaseUrl).toString(), max: maxConnections, connectionTimeoutMillis: 5000 });
+/**
+ * A Kysely instance over a pg pool. `lockTimeoutMs` is set on every connection at start-up (a
+ * conversation's row lock is never waited for longer), which costs nothing per query.
+ */
+export function createDb(databaseUrl: string, maxConnections = 10, { lockTimeoutMs }: { lockTimeoutMs?: number } = {}): Db {
+  const pool = new pg.Pool({
+    connectionString: withUser(databaseUrl).toString(),
+    max: maxConnections,
+    connectionTimeoutMillis: 5000,
+    ...(lockTimeoutMs === undefined ? {} : { options: `-c lock_timeout=${Math.max(1, Math.round(lockTimeoutMs))}` }),
+  });
   // A client that loses its connection (server restart) emits 'error', idle or checked out; the query
   // in flight fails with the same error (a 503), and the pool replaces the client. Unheard, it would crash the process.
   pool.on('error', () => undefined);

@@ -12,23 +12,31 @@ export interface NewPause {
   now: Date;
 }
 
-export async function findPause(trx: Db, convid: string): Promise<PausedAsk | undefined> {
-  return trx.selectFrom('paused_asks').selectAll().where('convid', '=', convid).executeTakeFirst();
+/** The row of a new pause. */
+export function pauseRow(pause: NewPause) {
+  return { convid: pause.convid, created_at: pause.now, ...pauseValues(pause) };
 }
 
-/** Records the conversation's pause, replacing an earlier one (an agent that asks twice in a row). */
-export async function savePause(trx: Db, pause: NewPause): Promise<void> {
-  const values = {
+function pauseValues(pause: NewPause) {
+  return {
     agent_name: pause.agentName,
     agent_version: pause.agentVersion,
     ask: JSON.stringify(pause.ask),
     journal: JSON.stringify(pause.journal),
     start_state: JSON.stringify(pause.startState),
   };
+}
+
+export async function findPause(db: Db, convid: string): Promise<PausedAsk | undefined> {
+  return db.selectFrom('paused_asks').selectAll().where('convid', '=', convid).executeTakeFirst();
+}
+
+/** Records the conversation's pause, replacing an earlier one (an agent that asks twice in a row). */
+export async function savePause(trx: Db, pause: NewPause): Promise<void> {
   await trx
     .insertInto('paused_asks')
-    .values({ convid: pause.convid, created_at: pause.now, ...values })
-    .onConflict((oc) => oc.column('convid').doUpdateSet(values))
+    .values(pauseRow(pause))
+    .onConflict((oc) => oc.column('convid').doUpdateSet(pauseValues(pause)))
     .execute();
 }
 

@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Answers, ExecutionResponse, JsonObject, OutputPart, ResultCode } from '../../shared/api.js';
 import type { Config } from '../../shared/config.js';
 import type { Clock } from '../../shared/clock.js';
@@ -8,9 +7,10 @@ import type { RunJobData } from '../../shared/jobs.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import { turnArrivedAt, turnLifetimeMs, type ConversationTurns } from '../../shared/conversation-turns.js';
 import type { Db } from '../../db/database.js';
-import type { Conversation, PausedAsk, PauseState } from '../../db/schema.js';
-import { insertConversation, lockConversation, touchConversation, updateConversationState } from '../../db/conversations.repository.js';
-import { deletePause, findPause, savePause } from '../../db/paused-asks.repository.js';
+import type { Conversation, NewExecution, PausedAsk, PauseState } from '../../db/schema.js';
+import { lockConversation, touchConversation, updateConversationState, type ConversationState } from '../../db/conversations.repository.js';
+import { deletePause, savePause, type NewPause } from '../../db/paused-asks.repository.js';
+import { recordFirstRun } from '../../db/first-run.repository.js';
 import { insertExecution } from '../../db/executions.repository.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
 import type { JournalEntry, SandboxOutcome } from '../sandbox/sandbox.types.js';
@@ -63,6 +63,7 @@ export async function executeRun(
   sink: RunEventSink,
   signal: AbortSignal,
 ): Promise<RunResult> {
+  if (data.newConversation) return runFirst(deps, data, inputs, sink, signal);
   const turn = data.turn;
   if (!turn) return runInTransaction(deps, data, inputs, sink, signal);
   try {
@@ -88,16 +89,29 @@ function conversationBusy(): RunResult {
 
 async function runInTransaction(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
   try {
-    return await deps.db.transaction().execute(async (trx) => {
-      await sql`select set_config('lock_timeout', ${`${Math.max(1, deps.config.convWaitMs)}ms`}, true)`.execute(trx);
-      return runLocked(deps, trx, data, inputs, sink, signal);
-    });
+    // The connection's lock_timeout is CONV_WAIT_MS (set when it opened): a safety net behind the turns.
+    return await deps.db.transaction().execute((trx) => runLocked(deps, trx, data, inputs, sink, signal));
   } catch (err) {
     if ((err as { code?: string }).code === lockNotAvailable) return conversationBusy();
     throw err;
   }
 }
 
+/** A new conversation's first run: nothing to lock, and one statement records everything it leaves. */
+async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
+  const startedAt = deps.clock.now();
+  const start = await freshStart(deps, deps.db, data, undefined, inputs);
+  if (!start) return agentNotFound(data);
+  const outcome = await runAgent(deps, data, start, sink, signal);
+  const kept = keptChanges(deps, data, undefined, start, outcome, startedAt);
+  const response = responseOf(data, start, outcome);
+  const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: startedAt };
+  const pause = kept?.pause.kind === 'save' ? kept.pause.pause : undefined;
+  await recordFirstRun(deps.db, { conversation, state: kept?.state, pause, execution: executionRow(data, startedAt, start.agent.version, response) });
+  return { kind: 'response', response };
+}
+
+/** A call on an existing conversation, inside the transaction that holds its row lock. */
 async function runLocked(
   deps: RunDeps,
   trx: Db,
@@ -107,11 +121,12 @@ async function runLocked(
   signal: AbortSignal,
 ): Promise<RunResult> {
   const startedAt = deps.clock.now();
-  const conversation = data.newConversation ? undefined : await lockConversation(trx, data.convid);
-  if (!data.newConversation && (!conversation || !isOwnedBy(conversation, data.caller) || isExpired(conversation, startedAt))) {
+  const locked = await lockConversation(trx, data.convid);
+  const conversation = locked?.conversation;
+  if (!conversation || !isOwnedBy(conversation, data.caller) || isExpired(conversation, startedAt)) {
     return record(trx, data, startedAt, undefined, unknownConversation(data));
   }
-  const pause = conversation && (await findPause(trx, data.convid));
+  const pause = locked.pause;
   if (pause && pause.agent_name !== data.agentName) return record(trx, data, startedAt, undefined, unknownConversation(data));
 
   let answers: Answers | undefined;
@@ -126,13 +141,26 @@ async function runLocked(
     answers = check.answers;
   }
   const start = pause && answers ? await resumeFrom(deps, trx, pause, answers) : await freshStart(deps, trx, data, conversation, inputs);
-  if (!start) return { kind: 'refused', code: 'agentNotFound', message: `No agent is named ${data.agentName}.` };
+  if (!start) return agentNotFound(data);
 
   const outcome = await runAgent(deps, data, start, sink, signal);
-  await commitOutcome(deps, trx, data, conversation, start, outcome, startedAt);
+  const kept = keptChanges(deps, data, conversation, start, outcome, startedAt);
+  if (kept) {
+    await updateConversationState(trx, data.convid, kept.state, startedAt);
+    if (kept.pause.kind === 'save') await savePause(trx, kept.pause.pause);
+    else if (kept.pause.kind === 'delete') await deletePause(trx, data.convid);
+  }
+  return record(trx, data, startedAt, start.agent.version, responseOf(data, start, outcome));
+}
+
+function agentNotFound(data: RunJobData): RunResult {
+  return { kind: 'refused', code: 'agentNotFound', message: `No agent is named ${data.agentName}.` };
+}
+
+function responseOf(data: RunJobData, start: RunStart, outcome: SandboxOutcome): ExecutionResponse {
   const response = respond(data, outcome.resultCode, outcome.output, errorOf(outcome, start.agent));
   if (outcome.resultCode === 'ask') response.askInput = outcome.askInput;
-  return record(trx, data, startedAt, start.agent.version, response);
+  return response;
 }
 
 function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal): Promise<SandboxOutcome> {
@@ -185,35 +213,33 @@ async function resumeFrom(deps: RunDeps, trx: Db, pause: PausedAsk, answers: Ans
   return { agent, state: pause.start_state, journal, resuming: true };
 }
 
-/** Success and ask keep what the run changed; any other ending keeps nothing (a new conversation stays empty). */
-async function commitOutcome(
+/** What a run leaves in its conversation. */
+interface KeptChanges {
+  state: ConversationState;
+  pause: { kind: 'save'; pause: NewPause } | { kind: 'delete' } | { kind: 'keep' };
+}
+
+/**
+ * Success and ask keep what the run changed: the variables, a history entry, and the pause (saved
+ * on ask, removed when a resumed run succeeds). Any other ending keeps nothing (undefined).
+ */
+function keptChanges(
   deps: RunDeps,
-  trx: Db,
   data: RunJobData,
   conversation: Conversation | undefined,
   start: RunStart,
   outcome: SandboxOutcome,
   now: Date,
-): Promise<void> {
-  const newConversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now };
-  if (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask') {
-    if (!conversation) await insertConversation(trx, newConversation);
-    return;
-  }
+): KeptChanges | undefined {
+  if (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask') return undefined;
   const query = !start.resuming && typeof start.state.inputs.query === 'string' ? start.state.inputs.query : null;
-  const state = {
+  const state: ConversationState = {
     agentVars: { ...conversation?.agent_vars, [data.agentName]: outcome.vars },
     convVars: outcome.conv,
     history: appendHistory(conversation?.history ?? [], { agentName: data.agentName, query, resultCode: outcome.resultCode, at: now }),
   };
-  if (conversation) await updateConversationState(trx, data.convid, state, now);
-  else await insertConversation(trx, newConversation, state);
-
-  if (outcome.resultCode === 'success') {
-    if (start.resuming) await deletePause(trx, data.convid);
-    return;
-  }
-  await savePause(trx, {
+  if (outcome.resultCode === 'success') return { state, pause: start.resuming ? { kind: 'delete' } : { kind: 'keep' } };
+  const pause: NewPause = {
     convid: data.convid,
     agentName: data.agentName,
     agentVersion: start.agent.version,
@@ -221,7 +247,8 @@ async function commitOutcome(
     journal: sealJournal(deps.box, outcome.journal),
     startState: start.state,
     now,
-  });
+  };
+  return { state, pause: { kind: 'save', pause } };
 }
 
 function errorOf(outcome: SandboxOutcome, agent: AgentCode): ExecutionResponse['error'] {
@@ -238,10 +265,15 @@ function unknownConversation(data: RunJobData): ExecutionResponse {
   return respond(data, 'unknownConversation', [], { message: 'The conversation is unknown, expired, or paused by another agent.' });
 }
 
-/** Writes the execution record (in the run's transaction when there is one). */
+/** Writes the execution record in the run's transaction. */
 async function record(trx: Db, data: RunJobData, startedAt: Date, version: number | undefined, response: ExecutionResponse): Promise<RunResult> {
+  await insertExecution(trx, executionRow(data, startedAt, version, response));
+  return { kind: 'response', response };
+}
+
+function executionRow(data: RunJobData, startedAt: Date, version: number | undefined, response: ExecutionResponse): NewExecution {
   const finishedAt = new Date();
-  await insertExecution(trx, {
+  return {
     id: data.runId,
     convid: data.convid,
     agent_name: data.agentName,
@@ -255,6 +287,5 @@ async function record(trx: Db, data: RunJobData, startedAt: Date, version: numbe
     started_at: startedAt,
     finished_at: finishedAt,
     duration_ms: Math.max(0, finishedAt.getTime() - startedAt.getTime()),
-  });
-  return { kind: 'response', response };
+  };
 }
