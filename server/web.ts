@@ -28,7 +28,8 @@ export async function startWeb(
 ): Promise<WebServer> {
   const { config, logger } = base;
   // Producer connection: fail fast when Redis is down (a 503), never queue commands offline.
-  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  // Commands of concurrent calls issued in the same tick go out in one write (auto-pipelining).
+  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
   await waitForReady(redis);
   const queue = new Queue<RunJobData>(runQueueName, { connection: redis, prefix: config.queuePrefix });

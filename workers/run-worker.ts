@@ -30,7 +30,7 @@ export interface RunWorker {
 export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const { config, logger } = deps;
   const prefix = config.queuePrefix;
-  const publisher = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const publisher = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   publisher.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
   const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
   const control = createRunControl();

@@ -44,7 +44,7 @@ describe('crash safety and graceful stops (separate processes)', () => {
     const first = await execAgent(url, key, { agentName: counter });
     const convid = first.body.convid;
     const call = execAgent(url, key, { agentName: slow, convid, inputs: { ms: 4000 } });
-    await waitFor(() => isConversationLocked(db, convid), 5000, 'the run to start');
+    await waitFor(() => isConversationLocked(db, convid), 15_000, 'the run to start');
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     const survivor = start('workers/main.js'); // its stall checker finds the dead worker's job

@@ -265,7 +265,7 @@ function unknownConversation(data: RunJobData): ExecutionResponse {
   return respond(data, 'unknownConversation', [], { message: 'The conversation is unknown, expired, or paused by another agent.' });
 }
 
-/** Writes the execution record in the run's transaction. */
+/** Writes the execution record (in the run's transaction, when it has one). */
 async function record(trx: Db, data: RunJobData, startedAt: Date, version: number | undefined, response: ExecutionResponse): Promise<RunResult> {
   await insertExecution(trx, executionRow(data, startedAt, version, response));
   return { kind: 'response', response };
