@@ -10,6 +10,7 @@ import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
+import { createIsolatePool } from './sandbox/isolate-pool.js';
 import { createRunControl } from './runs/run-control.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
 
@@ -35,7 +36,8 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
   const control = createRunControl();
   const turns = createConversationTurns(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, agents: createAgentCodeCache() };
+  const isolates = createIsolatePool({ maxIdle: config.sandboxWarmIsolates });
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, agents: createAgentCodeCache() };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
@@ -60,6 +62,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   return {
     async close() {
       await worker.close();
+      isolates.clear();
       connection.disconnect();
       subscriber.disconnect();
       publisher.disconnect();

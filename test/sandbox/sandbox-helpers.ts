@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { OutputPart } from '../../shared/api.js';
+import assert from 'node:assert/strict';
+import type { JsonObject, OutputPart } from '../../shared/api.js';
 import { compileAgent } from '../../shared/compile-agent.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
 import type { SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
@@ -38,6 +39,12 @@ export async function runAgent(source: string, overrides: Partial<SandboxRun> = 
 /** The text of the text parts, in order. */
 export function texts(outcome: { output: OutputPart[] }): string[] {
   return outcome.output.flatMap((part) => (part.type === 'text' ? [part.text] : []));
+}
+
+/** The vars of a success outcome; any other outcome fails the test. */
+export function varsOf(outcome: SandboxOutcome): JsonObject {
+  assert.equal(outcome.resultCode, 'success', JSON.stringify(outcome));
+  return outcome.resultCode === 'success' ? outcome.vars : {};
 }
 
 export function errorOf(outcome: SandboxOutcome): { message: string; line?: number; column?: number } {

@@ -12,6 +12,7 @@ import { lockConversation, touchConversation, updateConversationState, type Conv
 import { deletePause, savePause, type NewPause } from '../../db/paused-asks.repository.js';
 import { recordFirstRun } from '../../db/first-run.repository.js';
 import { insertExecution } from '../../db/executions.repository.js';
+import type { IsolatePool } from '../sandbox/isolate-pool.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
 import type { JournalEntry, SandboxOutcome } from '../sandbox/sandbox.types.js';
 import type { AgentCode, AgentCodeCache } from './agent-code-cache.js';
@@ -27,6 +28,7 @@ export interface RunDeps {
   clock: Clock;
   agents: AgentCodeCache;
   turns: ConversationTurns;
+  isolates: IsolatePool;
 }
 
 /** Where the parts of a logged run (streamed, or joinable) go as they are made. */
@@ -181,7 +183,7 @@ function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEve
     httpAllow: deps.config.agentHttpAllow,
     onPart: data.events.kind === 'log' ? sink.part : undefined,
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,
-  });
+  }, deps.isolates);
 }
 
 async function freshStart(

@@ -1,21 +1,33 @@
+import type { ThrownDescription } from './error-codes.js';
 import type { SandboxRun } from './sandbox.types.js';
 
-/** What the bootstrap needs to build `sys`; passed into the isolate as one JSON string. */
-export type BootstrapConfig = Pick<SandboxRun, 'agentName' | 'convid' | 'inputs' | 'caller' | 'history' | 'vars' | 'conv' | 'randomSeed'> & {
-  /** The global the compiled agent module assigns itself to (compile-agent.ts). */
-  moduleGlobal: string;
-};
+/** What one run's `sys` is built from; passed into the isolate as one JSON string per run. */
+export type RunConfig = Pick<SandboxRun, 'agentName' | 'convid' | 'inputs' | 'caller' | 'history' | 'vars' | 'conv' | 'randomSeed'>;
+
+/**
+ * How a run ended inside the isolate (the JSON `start` resolves to). `reusable`: nothing of the run
+ * is left pending and the globals are as the bootstrap left them. `dirty`: the context was changed
+ * after the previous run was checked (by code it left queued), so this run did not start at all.
+ */
+export type RunResult =
+  | { kind: 'returned'; vars: string; conv: string; reusable: boolean }
+  | { kind: 'threw'; thrown: ThrownDescription }
+  | { kind: 'dirty' };
+
+/** What the bootstrap closure returns: starts one run from its RunConfig JSON, resolves to its RunResult JSON. */
+export type StartRun = (token: number, config: string) => Promise<string>;
 
 /** File name of the bootstrap inside the isolate (stack traces). */
 export const bootstrapFileName = 'agentexec-sandbox.js';
 
 /**
- * The body of a closure evaluated inside the isolate before the agent's code: `$0` is the host's
- * sync call reference, `$1` its async one, `$2` the BootstrapConfig JSON. It installs the seeded
- * Math.random and the journaled Date, builds `sys`, and returns the `start` function the host calls
- * after the agent module ran. The host references live only in this closure, never on a global, and
- * everything crossing the boundary is a JSON string. Intrinsics are captured first so an agent that
- * replaces JSON or Error does not break its own bookkeeping.
+ * The body of a closure evaluated once per context, before any run: `$0` is the host's sync call
+ * reference, `$1` its async one, `$2` the agent's module factory (agent-isolate.ts). It installs the
+ * seeded Math.random, the journaled Date and console, and returns `startRun`. Each run
+ * builds a fresh `sys` and a fresh agent module, so one context serves many runs of one agent, one
+ * at a time. The host references live only in this closure, never on a global, and everything
+ * crossing the boundary is a JSON string. Intrinsics are captured first so an agent that replaces
+ * JSON or Error does not break its own bookkeeping.
  *
  * Host replies are `{ok:true, value}` or `{ok:false, error:{kind, message}}`; kind `type` becomes a
  * TypeError, `fetch` a FetchError the host classifies as callFailed when uncaught.
@@ -24,6 +36,7 @@ export const bootstrapSource = String.raw`
 'use strict';
 const hostSync = $0;
 const hostAsync = $1;
+const loadAgentModule = $2;
 const parseJson = JSON.parse;
 const toJson = JSON.stringify;
 const RealDate = Date;
@@ -31,11 +44,22 @@ const RealError = Error;
 const RealTypeError = TypeError;
 const builtinErrors = [TypeError, ReferenceError, SyntaxError, RangeError, URIError, EvalError];
 const isArray = Array.isArray;
+const apply = Reflect.apply;
+const ownKeys = Reflect.ownKeys;
+const isExtensible = Reflect.isExtensible;
+const keysOf = Object.keys;
+const regExpExec = RegExp.prototype.exec;
+const emptyPattern = /(?:)/;
 const fetchErrors = new WeakSet();
-const config = parseJson($2);
 
 // Structured stack traces hand out the receivers of frames; keep agents from installing a hook.
 Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
+
+// The run in progress. Every host call carries its run's token and the host answers only the
+// current one, so a promise left over from an earlier run cannot act in a later one. Date and
+// console are globals and speak for the current run. 'pending' counts the run's async host calls
+// not yet settled in here.
+let current = { token: 0, pending: 0 };
 
 function reply(text) {
   const answer = parseJson(text);
@@ -54,16 +78,21 @@ function reply(text) {
 // Null-prototype options: isolated-vm reads them, and must not find an agent's Object.prototype getters.
 const asyncOptions = { __proto__: null, result: { __proto__: null, promise: true } };
 
-function callSync(op, payload) {
-  return reply(hostSync.applySync(undefined, [op, toJson(payload)]));
+function callSync(run, op, payload) {
+  return reply(hostSync.applySync(undefined, [run.token, op, toJson(payload)]));
 }
 
-async function callAsync(op, payload) {
-  return reply(await hostAsync.apply(undefined, [op, toJson(payload)], asyncOptions));
+async function callAsync(run, op, payload) {
+  run.pending += 1;
+  try {
+    return reply(await hostAsync.apply(undefined, [run.token, op, toJson(payload)], asyncOptions));
+  } finally {
+    run.pending -= 1;
+  }
 }
 
-// Math.random: mulberry32 seeded by the run, so a replay draws the same numbers.
-let seed = config.randomSeed >>> 0;
+// Math.random: mulberry32 seeded by each run, so a replay draws the same numbers.
+let seed = 0;
 function random() {
   seed = (seed + 0x6d2b79f5) >>> 0;
   let t = seed;
@@ -75,7 +104,7 @@ Object.defineProperty(Math, 'random', { value: random, writable: true, configura
 
 // Date.now(), new Date() and Date() read the journaled clock; other forms are pure.
 function clock() {
-  return callSync('now', {});
+  return callSync(current, 'now', {});
 }
 function JournaledDate(...args) {
   if (new.target === undefined) return new RealDate(clock()).toString();
@@ -104,12 +133,9 @@ function formatLine(args) {
 }
 
 // console exists in a bare V8 context but prints nowhere; make it an alias of sys.log.
-const log = (...args) => { callSync('log', { line: formatLine(args) }); };
-Object.defineProperty(globalThis, 'console', {
-  value: { log, info: log, warn: log, error: log, debug: log },
-  writable: true,
-  configurable: true,
-});
+const consoleLog = (...args) => { callSync(current, 'log', { line: formatLine(args) }); };
+const agentConsole = { log: consoleLog, info: consoleLog, warn: consoleLog, error: consoleLog, debug: consoleLog };
+Object.defineProperty(globalThis, 'console', { value: agentConsole, writable: true, configurable: true });
 
 function jsonText(value, what) {
   if (value === null || typeof value !== 'object' || isArray(value)) {
@@ -124,10 +150,6 @@ function jsonText(value, what) {
   });
 }
 
-function snapshotState() {
-  return { vars: jsonText(sys.vars, 'sys.vars'), conv: jsonText(sys.conv, 'sys.conv') };
-}
-
 function makeResponse(result) {
   return {
     status: result.status,
@@ -138,45 +160,49 @@ function makeResponse(result) {
   };
 }
 
-const inputs = config.inputs;
-const sys = {
-  agentName: config.agentName,
-  convid: config.convid,
-  inputs,
-  query: typeof inputs.query === 'string' ? inputs.query : undefined,
-  caller: config.caller,
-  vars: config.vars,
-  conv: config.conv,
-  history: config.history,
-  say(markdown) { callSync('say', { text: String(markdown) }); },
-  html(html) { callSync('html', { html: String(html) }); },
-  image(source, mimeType) {
-    callSync('image', { source: String(source), mimeType: mimeType === undefined ? null : mimeType });
-  },
-  write(text) { callSync('write', { text: String(text) }); },
-  log,
-  fail(message) {
-    callSync('fail', { message: String(message) });
-    throw new RealError(String(message)); // the run has already ended; this only unwinds
-  },
-  now() { return clock(); },
-  async sleep(ms) { await callAsync('sleep', { ms }); },
-  async fetch(url, init) {
-    const options = init === undefined || init === null ? {} : init;
-    const request = {
-      url: String(url),
-      method: options.method === undefined ? 'GET' : options.method,
-      headers: options.headers === undefined ? {} : options.headers,
-      body: options.body === undefined ? null : options.body,
-      timeoutMs: options.timeoutMs === undefined ? null : options.timeoutMs,
-    };
-    return makeResponse(await callAsync('fetch', request));
-  },
-  async ask(spec) {
-    const state = snapshotState();
-    return callAsync('ask', { spec, vars: state.vars, conv: state.conv });
-  },
-};
+function makeSys(run, config) {
+  const inputs = config.inputs;
+  const sys = {
+    agentName: config.agentName,
+    convid: config.convid,
+    inputs,
+    query: typeof inputs.query === 'string' ? inputs.query : undefined,
+    caller: config.caller,
+    vars: config.vars,
+    conv: config.conv,
+    history: config.history,
+    say(markdown) { callSync(run, 'say', { text: String(markdown) }); },
+    html(html) { callSync(run, 'html', { html: String(html) }); },
+    image(source, mimeType) {
+      callSync(run, 'image', { source: String(source), mimeType: mimeType === undefined ? null : mimeType });
+    },
+    write(text) { callSync(run, 'write', { text: String(text) }); },
+    log(...args) { callSync(run, 'log', { line: formatLine(args) }); },
+    fail(message) {
+      callSync(run, 'fail', { message: String(message) });
+      throw new RealError(String(message)); // the run has already ended; this only unwinds
+    },
+    now() { return callSync(run, 'now', {}); },
+    async sleep(ms) { await callAsync(run, 'sleep', { ms }); },
+    async fetch(url, init) {
+      const options = init === undefined || init === null ? {} : init;
+      const request = {
+        url: String(url),
+        method: options.method === undefined ? 'GET' : options.method,
+        headers: options.headers === undefined ? {} : options.headers,
+        body: options.body === undefined ? null : options.body,
+        timeoutMs: options.timeoutMs === undefined ? null : options.timeoutMs,
+      };
+      return makeResponse(await callAsync(run, 'fetch', request));
+    },
+    async ask(spec) {
+      const vars = jsonText(sys.vars, 'sys.vars');
+      const conv = jsonText(sys.conv, 'sys.conv');
+      return callAsync(run, 'ask', { spec, vars, conv });
+    },
+  };
+  return sys;
+}
 
 function describeThrown(err) {
   try {
@@ -198,23 +224,91 @@ function describeThrown(err) {
   }
 }
 
-function readDefaultExport() {
-  const mod = globalThis[config.moduleGlobal];
-  globalThis[config.moduleGlobal] = undefined;
-  return mod === null || mod === undefined ? undefined : mod.default;
+// What a run must leave as it found it for the context to be reused: the names of the globals, and
+// what this bootstrap installed. Reading them may call an agent's getter; that is the agent's own
+// code in its own run, and a getter that throws only makes the context look changed.
+const globalNames = ownKeys(globalThis);
+const enumerableGlobals = keysOf(globalThis).length;
+const installed = [
+  [globalThis, 'Date', JournaledDate],
+  [globalThis, 'console', agentConsole],
+  [Math, 'random', random],
+  [JournaledDate, 'now', JournaledDate.now],
+  [RealDate.prototype, 'constructor', JournaledDate],
+  [agentConsole, 'log', consoleLog],
+  [agentConsole, 'info', consoleLog],
+  [agentConsole, 'warn', consoleLog],
+  [agentConsole, 'error', consoleLog],
+  [agentConsole, 'debug', consoleLog],
+];
+function installedIntact() {
+  for (let i = 0; i < installed.length; i++) {
+    const slot = installed[i];
+    if (slot[0][slot[1]] !== slot[2]) return false;
+  }
+  return isExtensible(globalThis);
+}
+function sameGlobalNames() {
+  const names = ownKeys(globalThis);
+  if (names.length !== globalNames.length) return false;
+  for (let i = 0; i < names.length; i++) {
+    if (names[i] !== globalNames[i]) return false;
+  }
+  return true;
+}
+function checked(check) {
+  try {
+    return check();
+  } catch {
+    return false;
+  }
+}
+// At the end of a run: the full check (~5 µs).
+function contextUnchanged() {
+  return installedIntact() && sameGlobalNames();
+}
+// Before a run, for what code the previous run left queued did after that run was checked (it runs
+// until the microtasks drain). Built-in globals are not enumerable, so a global made by assignment
+// shows here for a fraction of the cost of the full check.
+function noNewGlobals() {
+  return installedIntact() && keysOf(globalThis).length === enumerableGlobals;
 }
 
-return async function start() {
-  try {
-    const main = readDefaultExport();
-    if (typeof main !== 'function') {
-      const message = 'the agent module has no default export function (export default async function (sys) {...})';
-      return toJson({ ok: false, thrown: { kind: 'agent', name: '', message, stack: '' } });
-    }
-    await main(sys);
-    return toJson({ ok: true, vars: jsonText(sys.vars, 'sys.vars'), conv: jsonText(sys.conv, 'sys.conv') });
-  } catch (err) {
-    return toJson({ ok: false, thrown: describeThrown(err) });
-  }
+const noDefaultExport = {
+  kind: 'agent',
+  name: '',
+  message: 'the agent module has no default export function (export default async function (sys) {...})',
+  stack: '',
 };
+
+// A fresh agent module per run: its top-level state starts over like in a fresh isolate.
+async function runAgent(sys) {
+  const agentModule = loadAgentModule();
+  const main = agentModule === null || agentModule === undefined ? undefined : agentModule.default;
+  if (typeof main !== 'function') return { kind: 'threw', thrown: noDefaultExport };
+  await main(sys);
+  return { kind: 'returned', vars: jsonText(sys.vars, 'sys.vars'), conv: jsonText(sys.conv, 'sys.conv') };
+}
+
+async function startRun(token, configText) {
+  if (!checked(noNewGlobals)) return toJson({ kind: 'dirty' });
+  const config = parseJson(configText);
+  const run = { token, pending: 0 };
+  current = run;
+  seed = config.randomSeed >>> 0;
+  // RegExp.$1 and friends are context-wide; clear what the previous run matched.
+  apply(regExpExec, emptyPattern, ['']);
+  let result;
+  try {
+    result = await runAgent(makeSys(run, config));
+  } catch (err) {
+    return toJson({ kind: 'threw', thrown: describeThrown(err) });
+  }
+  // Code the run left queued may still call the host before the host has this result; the host
+  // counts those calls itself (agent-isolate.ts).
+  if (result.kind === 'returned') result.reusable = run.pending === 0 && checked(contextUnchanged);
+  return toJson(result);
+}
+
+return startRun;
 `;

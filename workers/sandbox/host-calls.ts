@@ -34,7 +34,7 @@ const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<u
 export function handleSyncCall(session: Session, op: unknown, payloadText: unknown): string {
   try {
     const handler = typeof op === 'string' ? syncOps[op] : undefined;
-    if (!handler || hasEnded(session)) return halt();
+    if (!handler || hasEnded(session)) return haltReply();
     return JSON.stringify({ ok: true, value: handler(session, parsePayload(payloadText)) ?? null });
   } catch (err) {
     return replyWithError(session, err);
@@ -44,7 +44,7 @@ export function handleSyncCall(session: Session, op: unknown, payloadText: unkno
 export async function handleAsyncCall(session: Session, op: unknown, payloadText: unknown): Promise<string> {
   try {
     const handler = typeof op === 'string' ? asyncOps[op] : undefined;
-    if (!handler || hasEnded(session)) return halt();
+    if (!handler || hasEnded(session)) return haltReply();
     const value = await handler(session, parsePayload(payloadText));
     return JSON.stringify({ ok: true, value: value ?? null });
   } catch (err) {
@@ -61,10 +61,11 @@ function replyWithError(session: Session, err: unknown): string {
     const message = err instanceof Error ? err.message : String(err);
     session.end({ resultCode: 'unexpected', error: { message: `sandbox host error: ${message}` } });
   }
-  return halt();
+  return haltReply();
 }
 
-function halt(): string {
+/** The reply to a call from a run that has ended: the isolate side throws to unwind. */
+export function haltReply(): string {
   return errorReply({ kind: 'halt', message: 'the run has ended' });
 }
 

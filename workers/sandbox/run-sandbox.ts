@@ -1,27 +1,41 @@
 import ivm from 'isolated-vm';
-import { agentModuleGlobal } from '../../shared/compile-agent.js';
-import { bootstrapFileName, bootstrapSource, type BootstrapConfig } from './bootstrap.js';
+import { disposeIsolate, loadAgentIsolate, runInAgentIsolate, type AgentIsolate } from './agent-isolate.js';
+import type { RunResult } from './bootstrap.js';
 import { parseAllowList } from './destination-guard.js';
-import { AgentFault, agentFileName, classifyThrown, describeCopiedError, failure, type ThrownDescription } from './error-codes.js';
-import { handleAsyncCall, handleSyncCall } from './host-calls.js';
+import { AgentFault, classifyThrown, failure } from './error-codes.js';
+import { createIsolatePool, type IsolatePool } from './isolate-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';
 import { createOutput } from './output.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
-import type { Ending, Session } from './session.js';
+import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 
-/** What the bootstrap's `start` returns (as JSON). */
-type StartResult = { ok: true; vars: string; conv: string } | { ok: false; thrown: ThrownDescription };
+/** The isolate a run uses, once it has one: disposed or given back as the run ends. */
+interface Held {
+  isolate?: ivm.Isolate;
+  agent?: AgentIsolate;
+  /** The isolate said the run left nothing behind (RunResult `reusable`). */
+  reusable?: boolean;
+}
+
+/** The abort reason of every run's endSignal (a given reason spares building a DOMException per run). */
+const runEnded = new Error('the run has ended');
+
+/** Used when the caller passes no pool: one per process, like the isolated-vm thread pool it feeds. */
+const processPool = createIsolatePool();
 
 /**
- * Runs one agent in a fresh isolate (DESIGN §5) and reports how it ended. Never throws: every way a
- * run can end is an outcome. The run ends at the first of: the agent returns or throws, sys.fail,
- * a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal` (stopped).
- * The isolate is disposed as the run ends, which also stops a busy loop at once.
+ * Runs one agent in an isolate of its own (DESIGN §5) and reports how it ended. Never throws: every
+ * way a run can end is an outcome. The run ends at the first of: the agent returns or throws,
+ * sys.fail, a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal`
+ * (stopped). The isolate comes warm from `pool` when an earlier run of the same code left it clean;
+ * it goes back only after a clean success and is disposed on every other ending, which also stops a
+ * busy loop or pending work at once.
  */
-export function runSandbox(run: SandboxRun): Promise<SandboxOutcome> {
-  const isolate = new ivm.Isolate({ memoryLimit: run.memoryMb });
-  const ended = new AbortController();
+export function runSandbox(run: SandboxRun, pool: IsolatePool = processPool): Promise<SandboxOutcome> {
+  // Made on first use: most runs never sleep or fetch, and an AbortController costs ~5 µs.
+  let endController: AbortController | undefined;
+  const held: Held = {};
   let timer: NodeJS.Timeout | undefined;
   return new Promise<SandboxOutcome>((resolve) => {
     const onStop = () => session.end(failure('stopped', 'the run was stopped'));
@@ -31,65 +45,73 @@ export function runSandbox(run: SandboxRun): Promise<SandboxOutcome> {
       output: createOutput(),
       allow: parseAllowList(run.httpAllow),
       deadline: Date.now() + run.maxRuntimeMs,
-      endSignal: ended.signal,
+      ended: false,
+      get endSignal() {
+        endController ??= new AbortController();
+        if (session.ended) endController.abort(runEnded);
+        return endController.signal;
+      },
       end: (ending) => {
-        if (ended.signal.aborted) return;
-        ended.abort();
+        if (session.ended) return;
+        session.ended = true;
+        endController?.abort(runEnded);
         clearTimeout(timer);
         run.signal?.removeEventListener('abort', onStop);
-        disposeIsolate(isolate);
+        releaseIsolate(pool, held, ending);
         resolve({ ...ending, output: session.output.parts } as SandboxOutcome);
       },
     };
     timer = setTimeout(() => session.end(timedOut(run)), run.maxRuntimeMs);
     run.signal?.addEventListener('abort', onStop, { once: true });
     if (run.signal?.aborted) onStop();
-    executeAgent(isolate, session).then(session.end, (err: unknown) => session.end(endingForCrash(isolate, run, err)));
+    executeAgent(pool, session, held).then(session.end, (err: unknown) => session.end(endingForCrash(held.isolate, run, err)));
   });
 }
 
-async function executeAgent(isolate: ivm.Isolate, session: Session): Promise<Ending> {
-  const context = await isolate.createContext();
-  const start = await installSys(context, session);
-  try {
-    const script = await isolate.compileScript(session.run.code, { filename: agentFileName });
-    await script.run(context);
-  } catch (err) {
-    if (isolate.isDisposed) throw err;
-    return classifyThrown(describeCopiedError(err));
+// The ending returned once the run has already ended (by stop or deadline); session.end ignores it.
+const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
+
+async function executeAgent(pool: IsolatePool, session: Session, held: Held): Promise<Ending> {
+  // Stopped before the start: take nothing from the pool.
+  if (hasEnded(session)) return alreadyEnded;
+  let result = await runInIsolate(session, held, pool.take(session.run));
+  if (result.kind === 'dirty') {
+    // Code the warm isolate's previous run left queued changed it; nothing of this run ran there.
+    if (held.isolate) disposeIsolate(held.isolate);
+    if (hasEnded(session)) return alreadyEnded;
+    result = await runInIsolate(session, held, undefined);
   }
-  const resultText: unknown = await start.apply(undefined, [], { result: { promise: true, copy: true } });
-  return endingFromResult(session, JSON.parse(String(resultText)) as StartResult);
+  return endingFromResult(session, held, result);
 }
 
-/** Evaluates the bootstrap; returns the reference to its `start` function. */
-async function installSys(context: ivm.Context, session: Session): Promise<ivm.Reference<() => Promise<string>>> {
-  const run = session.run;
-  const config: BootstrapConfig = {
-    agentName: run.agentName,
-    convid: run.convid,
-    inputs: run.inputs,
-    caller: { kind: run.caller.kind, id: run.caller.id, role: run.caller.role },
-    history: run.history,
-    vars: run.vars,
-    conv: run.conv,
-    randomSeed: run.randomSeed,
-    moduleGlobal: agentModuleGlobal,
-  };
-  const hostSync = new ivm.Reference((op: unknown, payload: unknown) => handleSyncCall(session, op, payload));
-  const hostAsync = new ivm.Reference((op: unknown, payload: unknown) => handleAsyncCall(session, op, payload));
-  const start: unknown = await context.evalClosure(bootstrapSource, [hostSync, hostAsync, JSON.stringify(config)], {
-    filename: bootstrapFileName,
-    result: { reference: true },
-  });
-  return start as ivm.Reference<() => Promise<string>>;
+/** Runs the agent in `warm`, or in a fresh isolate. `held` gets the isolate before anything is awaited, so an ending can dispose it. */
+async function runInIsolate(session: Session, held: Held, warm: AgentIsolate | undefined): Promise<RunResult> {
+  let agent = warm;
+  if (agent) held.isolate = agent.isolate;
+  else {
+    held.isolate = new ivm.Isolate({ memoryLimit: session.run.memoryMb });
+    const loaded = await loadAgentIsolate(held.isolate, { code: session.run.code, agentName: session.run.agentName, memoryMb: session.run.memoryMb });
+    if (!loaded.ok) return { kind: 'threw', thrown: loaded.thrown };
+    agent = loaded.agent;
+  }
+  held.agent = agent;
+  return runInAgentIsolate(agent, session);
 }
 
-function endingFromResult(session: Session, result: StartResult): Ending {
-  if (!result.ok) return classifyThrown(result.thrown);
+/** Gives the isolate back after a clean success; otherwise disposes it. */
+function releaseIsolate(pool: IsolatePool, held: Held, ending: Ending): void {
+  if (ending.resultCode === 'success' && held.agent && held.reusable) pool.give(held.agent);
+  else if (held.isolate) disposeIsolate(held.isolate);
+}
+
+function endingFromResult(session: Session, held: Held, result: RunResult): Ending {
+  if (result.kind === 'threw') return classifyThrown(result.thrown);
+  if (result.kind === 'dirty') return failure('unexpected', 'sandbox error: a fresh isolate was not clean');
   try {
     assertReplayFinished(session.journal);
-    return { resultCode: 'success', ...readVariables(result.vars, result.conv) };
+    const variables = readVariables(result.vars, result.conv);
+    held.reusable = result.reusable;
+    return { resultCode: 'success', ...variables };
   } catch (err) {
     if (err instanceof AgentFault) return failure('errorInAgent', err.message);
     throw err;
@@ -100,8 +122,8 @@ function endingFromResult(session: Session, result: StartResult): Ending {
  * The isolate failed from outside the agent's reach. If we did not end the run, a disposed isolate
  * means V8 hit the memory limit (isolated-vm disposes it then).
  */
-function endingForCrash(isolate: ivm.Isolate, run: SandboxRun, err: unknown): Ending {
-  if (isolate.isDisposed) {
+function endingForCrash(isolate: ivm.Isolate | undefined, run: SandboxRun, err: unknown): Ending {
+  if (isolate?.isDisposed) {
     return failure('errorInAgent', `memory limit exceeded: the agent used more than ${run.memoryMb} MB`);
   }
   const message = err instanceof Error ? err.message : String(err);
@@ -110,12 +132,4 @@ function endingForCrash(isolate: ivm.Isolate, run: SandboxRun, err: unknown): En
 
 function timedOut(run: SandboxRun): Ending {
   return failure('timedOut', `the agent ran longer than ${run.maxRuntimeMs} ms`);
-}
-
-function disposeIsolate(isolate: ivm.Isolate): void {
-  try {
-    if (!isolate.isDisposed) isolate.dispose();
-  } catch {
-    // Already disposed by isolated-vm (memory limit) between the check and the call.
-  }
 }

@@ -14,14 +14,19 @@ export interface Session {
   allow: readonly AllowRule[];
   /** Wall-clock end of the run (epoch ms). */
   deadline: number;
+  /** Set once, as the run ends. */
+  ended: boolean;
   /** Aborted when the run ends, so pending sleeps and fetches stop with it. */
-  endSignal: AbortSignal;
-  /** Ends the run; the first ending wins and the isolate is disposed at once. */
+  readonly endSignal: AbortSignal;
+  /**
+   * Ends the run; the first ending wins. The isolate is disposed at once, or after a clean success
+   * given back to the pool of warm isolates.
+   */
   end: (ending: Ending) => void;
 }
 
 export function hasEnded(session: Session): boolean {
-  return session.endSignal.aborted;
+  return session.ended;
 }
 
 /** Reports an output change live, unless the run is already over. */
