@@ -14,7 +14,7 @@ export const mochaHooks = {
   },
   async afterAll(this: Mocha.Context) {
     this.timeout(60_000);
-    await deleteRedisKeys(testEnv.REDIS_URL!, `${testEnv.QUEUE_PREFIX}:*`);
+    await deleteRedisKeys(testEnv.REDIS_URL!, `${testEnv.QUEUE_PREFIX}*`);
     const url = new URL(testEnv.DATABASE_URL!);
     const name = url.pathname.slice(1);
     url.pathname = '/postgres';

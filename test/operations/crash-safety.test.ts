@@ -11,7 +11,8 @@ import { isConversationLocked, waitFor } from '../helpers/wait.js';
 describe('crash safety and graceful stops (separate processes)', () => {
   const port = String(20_000 + Math.floor(Math.random() * 20_000));
   const url = `http://127.0.0.1:${port}`;
-  const env = { PORT: port, JOB_LOCK_MS: '1000' };
+  // A queue of its own: another suite's worker (30 s job lock) would hold the stall checker's lock for 30 s.
+  const env = { PORT: port, JOB_LOCK_MS: '1000', QUEUE_PREFIX: `${testEnv.QUEUE_PREFIX}-crash` };
   const db = createDb(testEnv.DATABASE_URL!, 2);
   const spawned: Spawned[] = [];
   let key: string;
