@@ -20,11 +20,6 @@ export type LoggedEvent = RunEvent & { id: number };
 
 export const firstWorkerEventId = 2;
 
-/** True for the events after which a run sends nothing more. */
-export function isFinal(event: RunEvent): boolean {
-  return event.event === 'end' || event.event === 'refused';
-}
-
 /** What goes over the control channel every worker listens on. */
 export type ControlMessage =
   /** Stop this run if it is going, or as soon as a worker picks it up. */

@@ -22,7 +22,7 @@ export interface ActiveRun {
 }
 
 /** What attach needs about the last logged run of a conversation. */
-export interface StreamedRun {
+export interface AttachableRun {
   runId: string;
   agentName: string;
 }
@@ -40,7 +40,7 @@ export async function registerRun(redis: Redis, prefix: string, run: ActiveRun, 
   }
   for (const id of run.requestIds) batch.set(requestRunKey(prefix, run.caller, id), run.runId, 'PX', keepMs);
   if (run.logged) {
-    const streamed: StreamedRun = { runId: run.runId, agentName: run.agentName };
+    const streamed: AttachableRun = { runId: run.runId, agentName: run.agentName };
     batch.set(conversationStreamKey(prefix, run.caller, run.convid), JSON.stringify(streamed), 'EX', replaySeconds);
   }
   await batch.exec();
@@ -65,7 +65,7 @@ export async function findActiveRuns(
   return runId ? [runId] : [];
 }
 
-export async function findStreamedRun(redis: Redis, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, convid: string): Promise<StreamedRun | undefined> {
+export async function findStreamedRun(redis: Redis, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, convid: string): Promise<AttachableRun | undefined> {
   const text = await redis.get(conversationStreamKey(prefix, caller, convid));
-  return text ? (JSON.parse(text) as StreamedRun) : undefined;
+  return text ? (JSON.parse(text) as AttachableRun) : undefined;
 }

@@ -26,6 +26,8 @@ export interface LaunchedRun {
   agentName: string;
   /** True when an earlier call with the same Idempotency-Key started the run: this call only joins it. */
   joined: boolean;
+  /** For a joined run that has ended: its stored response. */
+  storedResponse?: ExecutionResponse;
   /** Forgets the run in the active-run registry once it ended (nothing to do for a joined run). */
   finished(): void;
 }
@@ -45,11 +47,7 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
   if (call.idempotencyKey) {
     const run = await launchLoggedRun(deps, call);
     try {
-      if (run.joined) {
-        const stored = await findExecutionResponse(deps.db, run.runId);
-        if (stored) return stored;
-      }
-      return await awaitLoggedEnd(deps, run);
+      return run.storedResponse ?? (await awaitLoggedEnd(deps, run));
     } finally {
       run.finished();
     }
@@ -83,7 +81,10 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
     const { stream: _stream, ...request } = call.body;
     const claim = { runId, convid: call.body.convid ?? randomUUID(), agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
     const earlier = await claimIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key, claim);
-    if (earlier) return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, finished: () => undefined };
+    if (earlier) {
+      const storedResponse = await findExecutionResponse(deps.db, earlier.runId);
+      return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, storedResponse, finished: () => undefined };
+    }
     try {
       return await enqueueRun(deps, call, runId, { kind: 'log' }, claim.convid);
     } catch (err) {
@@ -175,7 +176,7 @@ export async function recoverLostAnswer(deps: WebDeps, runId: string): Promise<E
   throw new AppError('unavailable', 'No worker finished the run in time; try again shortly.');
 }
 
-export function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Promise<T>): Promise<T> {
+function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<T>((resolve, reject) => {
     timer = setTimeout(() => onTimeout().then(resolve, reject), ms);

@@ -3,7 +3,6 @@ import type { Context } from 'koa';
 import type { ExecutionResponse } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
 import type { LoggedEvent } from '../../shared/events.js';
-import { findExecutionResponse } from '../../db/executions.repository.js';
 import type { WebDeps } from '../deps.js';
 import { launchLoggedRun, recoverLostAnswer, runWaitLimitMs, type ExecCall } from './exec.service.js';
 
@@ -19,10 +18,7 @@ export interface StreamedRun {
 /** A streamed execAgent: starts the run (or joins it, for a retry with the same Idempotency-Key) and relays it. */
 export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall): Promise<void> {
   const run = await launchLoggedRun(deps, call);
-  if (run.joined) {
-    const stored = await findExecutionResponse(deps.db, run.runId);
-    if (stored) return replayFinishedRun(ctx, run, stored);
-  }
+  if (run.storedResponse) return replayFinishedRun(ctx, run, run.storedResponse);
   relayRun(deps, ctx, run, 0, run.finished);
 }
 

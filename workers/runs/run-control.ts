@@ -7,8 +7,6 @@ export interface RunControl {
   /** Starts tracking a run; its signal aborts on cancel (or when `jobSignal` aborts). */
   track(runId: string, jobSignal?: AbortSignal): TrackedRun;
   cancel(runId: string): void;
-  /** Runs going now. */
-  readonly active: number;
 }
 
 export interface TrackedRun {
@@ -50,9 +48,6 @@ export function createRunControl(): RunControl {
       if (controller) return controller.abort();
       forgetOldCancels();
       earlyCancels.set(runId, Date.now());
-    },
-    get active() {
-      return running.size;
     },
   };
 }
