@@ -3,7 +3,7 @@ import { createLogger } from '../shared/logger.js';
 import { ensureDatabase, createDb, migrateToLatest } from '../db/database.js';
 import { openRuntime } from '../db/runtime.js';
 import { startWeb } from '../server/web.js';
-import { startRunWorker } from '../workers/run-worker.js';
+import { startWorkers } from '../workers/start-workers.js';
 
 /** `npm start`: one process for one machine — creates and migrates the database, then serves web + worker. */
 const config = loadConfig();
@@ -15,7 +15,7 @@ await migrationDb.destroy();
 if (applied.length) logger.info({ applied }, 'migrations applied');
 
 const runtime = await openRuntime(config, logger, config.workerConcurrency + 10);
-const worker = await startRunWorker(runtime);
+const worker = await startWorkers(runtime);
 const web = await startWeb(runtime);
 logger.info({ port: web.port, concurrency: config.workerConcurrency }, 'agentexec listening');
 

@@ -3,12 +3,14 @@ import { userInfo } from 'node:os';
 import pg from 'pg';
 import type { Database } from './schema.js';
 import * as initial from './migrations/0001_initial.js';
+import * as signIn from './migrations/0002_sign_in.js';
 
 export type Db = Kysely<Database>;
 
 /** Migrations in order; listed here so the build needs no file-system discovery. */
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
+  '0002_sign_in': signIn,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { AskInput, HistoryEntry, JsonObject, Plan, PrincipalKind, ResultCode, Role } from '../shared/api.js';
+import type { MailKind } from '../shared/mail-messages.js';
 
 /** jsonb columns: read as parsed JSON, written as a JSON string (pg would turn arrays into PG arrays). */
 type Jsonb<T> = ColumnType<T, string, string>;
@@ -13,8 +14,49 @@ export interface UsersTable {
   role: Role;
   plan: Plan;
   password_hash: string | null;
+  /** Failed logins since the last success; at maxFailedLogins the password stops working until reset. */
+  failed_logins: ColumnType<number, number | undefined, number>;
   created_at: CreatedAt;
   updated_at: Timestamp;
+}
+
+export interface SessionsTable {
+  id: Generated<string>;
+  /** SHA-256 of the session token in the cookie (the token itself is never stored). */
+  token_hash: string;
+  user_id: string;
+  created_at: Date;
+  last_seen_at: Date;
+}
+
+/** The one live one-time code of a user (a new code replaces it). */
+export interface EmailCodesTable {
+  user_id: string;
+  email: string;
+  /** Keyed hash of the code, bound to the user and address. */
+  code_hash: string;
+  created_at: Date;
+  expires_at: Date;
+  wrong_tries: ColumnType<number, number | undefined, number>;
+  used_at: Date | null;
+}
+
+export interface EmailCodeFailuresTable {
+  user_id: string;
+  at: Date;
+}
+
+export interface MailOutboxTable {
+  id: Generated<string>;
+  kind: MailKind;
+  to_address: string;
+  subject: string;
+  /** The text, sealed with SECRETS_KEY; emptied once sent. */
+  sealed_body: string;
+  created_at: Date;
+  sent_at: Date | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
 }
 
 export interface ServiceAccountsTable {
@@ -112,10 +154,16 @@ export interface Database {
   paused_asks: PausedAsksTable;
   executions: ExecutionsTable;
   instance_secrets: InstanceSecretsTable;
+  sessions: SessionsTable;
+  email_codes: EmailCodesTable;
+  email_code_failures: EmailCodeFailuresTable;
+  mail_outbox: MailOutboxTable;
 }
 
 export type User = Selectable<UsersTable>;
 export type ServiceAccount = Selectable<ServiceAccountsTable>;
+export type Session = Selectable<SessionsTable>;
+export type OutboxMail = Selectable<MailOutboxTable>;
 export type AgentVersion = Selectable<AgentVersionsTable>;
 export type Conversation = Selectable<ConversationsTable>;
 export type PausedAsk = Selectable<PausedAsksTable>;

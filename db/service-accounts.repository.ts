@@ -49,3 +49,7 @@ export async function deleteServiceAccount(db: Db, name: string): Promise<boolea
   const result = await db.deleteFrom('service_accounts').where('name', '=', name).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+export async function findServiceAccountById(db: Db, id: string): Promise<ServiceAccount | undefined> {
+  return db.selectFrom('service_accounts').selectAll().where('id', '=', id).executeTakeFirst();
+}

@@ -33,3 +33,24 @@ export async function findUserById(db: Db, id: string): Promise<User | undefined
 export async function findUserByEmail(db: Db, email: string): Promise<User | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email.toLowerCase()).executeTakeFirst();
 }
+
+/** Counts a failed login; returns the number of failures since the last success. */
+export async function recordFailedLogin(db: Db, userId: string): Promise<number> {
+  const row = await db
+    .updateTable('users')
+    .set((eb) => ({ failed_logins: eb('failed_logins', '+', 1) }))
+    .where('id', '=', userId)
+    .returning('failed_logins')
+    .executeTakeFirst();
+  return row?.failed_logins ?? 0;
+}
+
+/** A successful login starts the failure count over. */
+export async function clearFailedLogins(db: Db, userId: string): Promise<void> {
+  await db.updateTable('users').set({ failed_logins: 0 }).where('id', '=', userId).where('failed_logins', '>', 0).execute();
+}
+
+/** Sets a new password hash (a reset also lifts a lock after too many failed logins). */
+export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
+  await db.updateTable('users').set({ password_hash: passwordHash, failed_logins: 0, updated_at: now }).where('id', '=', userId).execute();
+}

@@ -3,14 +3,17 @@ import bodyParser from 'koa-bodyparser';
 import Router from '@koa/router';
 import { AppError } from '../shared/errors.js';
 import type { WebDeps } from './deps.js';
+import { authRoutes } from './auth/auth.routes.js';
 import { execRoutes } from './exec/exec.routes.js';
 import { renderErrors } from './middleware/errors.js';
 import { requireJson } from './middleware/json-only.js';
 import { requestId } from './middleware/request-id.js';
+import { userRoutes } from './user/user.routes.js';
 
 /** The Koa application: middleware in order, then the routes of each area. */
 export function createApp(deps: WebDeps): Koa {
-  const app = new Koa({ proxy: false });
+  // Behind a proxy (TRUST_PROXY=true) the client is the last X-Forwarded-For entry: the one our proxy added.
+  const app = new Koa({ proxy: deps.config.trustProxy, maxIpsCount: 1 });
   app.silent = true;
   app.use(requestId());
   app.use(renderErrors(deps.logger));
@@ -21,7 +24,7 @@ export function createApp(deps: WebDeps): Koa {
   health.get('/healthz', (ctx) => {
     ctx.body = { ok: true };
   });
-  for (const router of [health, execRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  for (const router of [health, authRoutes(deps), userRoutes(deps), execRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   app.use(() => {
     throw new AppError('notFound', 'No such endpoint.');
   });

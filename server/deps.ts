@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunJobData } from '../shared/jobs.js';
+import type { MailJobData } from '../shared/mail-jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
@@ -15,6 +16,7 @@ export interface WebDeps {
   db: Db;
   redis: Redis;
   queue: Queue<RunJobData>;
+  mailQueue: Queue<MailJobData>;
   runEvents: RunEvents;
   logger: Logger;
   box: SecretBox;

@@ -6,6 +6,7 @@ import { runQueueName, webInboxChannel } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunJobData } from '../shared/jobs.js';
+import { mailQueueName, type MailJobData } from '../shared/mail-jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
@@ -34,9 +35,11 @@ export async function startWeb(
   await waitForReady(redis);
   const queue = new Queue<RunJobData>(runQueueName, { connection: redis, prefix: config.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
+  const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: redis, prefix: config.queuePrefix });
+  mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
   const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
-  const deps: WebDeps = { ...base, redis, queue, runEvents };
+  const deps: WebDeps = { ...base, redis, queue, mailQueue, runEvents };
   const server = createApp(deps).listen(port);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const address = server.address();
@@ -47,6 +50,7 @@ export async function startWeb(
       await drain(server);
       await runEvents.close();
       await queue.close();
+      await mailQueue.close();
       redis.disconnect();
     },
   };

@@ -60,3 +60,18 @@ export function conversationTurnsKey(prefix: string, convid: string): string {
 export function conversationTicketKey(prefix: string, convid: string): string {
   return `${prefix}:ticket:${convid}`;
 }
+
+/** Failed logins for one address (by a hash of it, known or not): count and time of the last, for the growing delay. */
+export function loginFailuresKey(prefix: string, emailHash: string): string {
+  return `${prefix}:login-failures:${emailHash}`;
+}
+
+/** Failed logins from one client address in one 15-minute window. */
+export function loginIpFailuresKey(prefix: string, ip: string, window: number): string {
+  return `${prefix}:login-ip-failures:${ip}:${window}`;
+}
+
+/** When a code was last mailed to an address (by a hash of it): at most one per minute. */
+export function codeMailKey(prefix: string, emailHash: string): string {
+  return `${prefix}:code-mail:${emailHash}`;
+}

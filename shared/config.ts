@@ -26,6 +26,10 @@ export interface Config {
   mailFrom: string;
   allowedOrigins: string[];
   cookieSecure: boolean;
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For (its last entry) and the scheme from X-Forwarded-Proto. */
+  trustProxy: boolean;
+  /** Failed logins from one client address per 15 minutes before it is answered 429. */
+  loginIpMaxFailures: number;
   convWaitMs: number;
   streamReplaySeconds: number;
   /** How long a worker's lock on a running job lasts unrenewed: a dead worker's runs end `unexpected` after about this long. */
@@ -87,6 +91,8 @@ const variables = {
   MAIL_FROM: z.string().min(3),
   ALLOWED_ORIGINS: list,
   COOKIE_SECURE: bool,
+  TRUST_PROXY: bool,
+  LOGIN_IP_MAX_FAILURES: int(1),
   CONV_WAIT_MS: int(0),
   STREAM_REPLAY_SECONDS: int(1),
   JOB_LOCK_MS: int(1000),
@@ -110,7 +116,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const nodeEnv = parsed.NODE_ENV ?? 'development';
   if (nodeEnv === 'production') {
-    for (const name of ['SESSION_SECRET', 'SECRETS_KEY'] as const) {
+    for (const name of ['SESSION_SECRET', 'SECRETS_KEY', 'SMTP_URL'] as const) {
       if (!parsed[name]) problems.push(`${name}: required when NODE_ENV=production`);
     }
   }
@@ -137,6 +143,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mailFrom: parsed.MAIL_FROM ?? 'agentexec <no-reply@localhost>',
     allowedOrigins: parsed.ALLOWED_ORIGINS ?? [],
     cookieSecure: parsed.COOKIE_SECURE ?? true,
+    trustProxy: parsed.TRUST_PROXY ?? false,
+    loginIpMaxFailures: parsed.LOGIN_IP_MAX_FAILURES ?? 30,
     convWaitMs: parsed.CONV_WAIT_MS ?? maxAgentRuntimeMs,
     streamReplaySeconds: parsed.STREAM_REPLAY_SECONDS ?? 300,
     jobLockMs: parsed.JOB_LOCK_MS ?? 30_000,

@@ -1,6 +1,8 @@
 /** Error codes of DESIGN §2, each with its HTTP status. The one table the error middleware uses. */
 export const errorStatus = {
   invalidRequest: 400,
+  invalidCode: 400,
+  passwordRules: 400,
   invalidCredentials: 401,
   unauthenticated: 401,
   forbidden: 403,

@@ -20,5 +20,7 @@ export interface RunJobData {
   /** The call's place in the conversation's arrival order (conversation-turns.ts); none for a new conversation. */
   turn: string | null;
   caller: Principal;
+  /** The session (its row id, not its token) of a call made with a session cookie: the run ends `mustLogin` if it ends. */
+  sessionId?: string;
   sealedInputs: string;
 }

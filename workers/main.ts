@@ -1,14 +1,14 @@
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../db/runtime.js';
-import { startRunWorker } from './run-worker.js';
+import { startWorkers } from './start-workers.js';
 
 /** Entry point of a worker process (Procfile `worker`). */
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 // Each running job holds a connection for its conversation lock, plus a few for the rest.
 const runtime = await openRuntime(config, logger, config.workerConcurrency + 4);
-const worker = await startRunWorker(runtime);
+const worker = await startWorkers(runtime);
 logger.info({ concurrency: config.workerConcurrency }, 'worker running');
 
 // A stop takes no new job and lets the running ones end (each within MAX_AGENT_RUNTIME_MS).

@@ -8,6 +8,8 @@ import { recordEndedRun } from '../db/executions.repository.js';
 import { createRunEventPublisher, resumeRunEventPublisher } from '../shared/run-event-publisher.js';
 import { executeRun, type RunDeps, type RunEventSink } from './runs/execute-run.js';
 import type { RunControl } from './runs/run-control.js';
+import { watchSession } from './runs/session-watch.js';
+import { sessionEnded } from './sandbox/run-stop.js';
 
 export interface ProcessorDeps extends RunDeps {
   /** Connection for PUBLISH and the event lists (not the worker's blocking one). */
@@ -24,6 +26,8 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
   return async (job: Job<RunJobData>, _token?: string, jobSignal?: AbortSignal): Promise<void> => {
     const data = job.data;
     const tracked = deps.control.track(data.runId, jobSignal);
+    // A call made with a session cookie ends `mustLogin` when the session ends while it runs.
+    const stopWatching = data.sessionId ? watchSession(deps, data.sessionId, () => tracked.stop(sessionEnded)) : undefined;
     try {
       const publish = createRunEventPublisher(deps.publisher, deps.config.queuePrefix, data, replayMs(deps));
       const report = (err: unknown) => deps.logger.warn({ err, runId: data.runId }, 'run event not published');
@@ -40,6 +44,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       deps.logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode }, 'run ended');
       await publish({ event: 'end', data: result.response }).catch(report);
     } finally {
+      stopWatching?.();
       tracked.done();
     }
   };

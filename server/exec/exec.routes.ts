@@ -16,7 +16,7 @@ export function execRoutes(deps: WebDeps): Router {
   router.post('/execAgent', authenticate(deps), async (ctx) => {
     const body = validateBody(execAgentBody, ctx);
     const idempotencyKey = readIdempotencyKey(ctx.get(idempotencyHeader));
-    const call = { caller: ctx.state.principal, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey };
+    const call = { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey };
     if (body.stream) return streamExecution(deps, ctx, call);
     ctx.body = await executeAgent(deps, call);
   });

@@ -12,6 +12,8 @@ import { claimIdempotencyKey, fingerprintRequest, releaseIdempotencyKey } from '
 
 export interface ExecCall {
   caller: Principal;
+  /** The session of a call made with a session cookie: the run ends `mustLogin` if it ends meanwhile. */
+  sessionId?: string;
   body: ExecAgentBody;
   requestId: string;
   /** True when the caller sent the request id (X-Request-Id) rather than the server making one up. */
@@ -130,6 +132,7 @@ async function enqueueRun(
     newConversation: !existing,
     turn,
     caller: call.caller,
+    ...(call.sessionId ? { sessionId: call.sessionId } : {}),
     sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))),
   };
   try {

@@ -4,23 +4,38 @@ import { AppError } from '../../shared/errors.js';
 import { keySecretMatches, parseServiceAccountKey } from '../../shared/service-account-key.js';
 import { findServiceAccountByKeyId } from '../../db/service-accounts.repository.js';
 import type { WebDeps } from '../deps.js';
-
-export const sessionCookieName = 'agentexec_session';
+import { clearSessionCookie, readSessionCookie } from '../auth/session-cookie.js';
+import { callerOfSession } from '../auth/sessions.js';
+import { assertFromAllowedOrigin, normalizeOrigins } from './same-origin.js';
 
 /**
- * Establishes who calls: exactly one credential, the session cookie or a bearer key (DESIGN §3).
- * The key is checked against the database on every call, so a rotated or deleted key is refused at
- * once on every web process.
+ * Establishes who calls: exactly one credential, the session cookie or a bearer key in the
+ * Authorization header (DESIGN §3); both → 400, neither → 401. Sets `ctx.state.principal`, and for a
+ * session also `ctx.state.sessionId`.
+ * - A bearer key is checked against the database on every call, so a rotated or deleted key is refused
+ *   at once on every web process.
+ * - A cookie call must come from the server's own origin (CSRF) and names a session that must still live.
  */
 export function authenticate(deps: WebDeps): Middleware {
+  const allowedOrigins = normalizeOrigins(deps.config.allowedOrigins);
   return async (ctx, next) => {
     const authorization = ctx.get('Authorization');
-    const cookie = ctx.cookies.get(sessionCookieName);
+    const cookie = readSessionCookie(ctx, deps.config);
     if (authorization && cookie) throw new AppError('invalidRequest', 'Send either a session cookie or a bearer key, not both.');
-    if (!authorization) {
-      throw new AppError('unauthenticated', cookie ? 'The session is not valid; sign in again.' : 'Sign in or send a bearer key.');
+    if (authorization) {
+      ctx.state.principal = await principalForBearer(deps, authorization);
+    } else if (cookie) {
+      assertFromAllowedOrigin(ctx, allowedOrigins);
+      const caller = await callerOfSession(deps, cookie);
+      if (!caller) {
+        clearSessionCookie(ctx, deps.config);
+        throw new AppError('unauthenticated', 'Your session has ended; sign in again.', { sessionEnded: true });
+      }
+      ctx.state.principal = caller.principal;
+      ctx.state.sessionId = caller.sessionId;
+    } else {
+      throw new AppError('unauthenticated', 'Sign in or send a bearer key.');
     }
-    ctx.state.principal = await principalForBearer(deps, authorization);
     await next();
   };
 }

@@ -3,7 +3,7 @@ import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openRuntime, type Runtime } from '../../db/runtime.js';
 import { startWeb, type WebServer } from '../../server/web.js';
-import { startRunWorker, type RunWorker } from '../../workers/run-worker.js';
+import { startWorkers, type Workers } from '../../workers/start-workers.js';
 import { testEnv } from './test-env.js';
 
 export interface Stack {
@@ -11,7 +11,7 @@ export interface Stack {
   config: Config;
   runtime: Runtime;
   web: WebServer;
-  worker: RunWorker;
+  worker: Workers;
   /** Every log line written so far (JSON), for tests that check what is logged. */
   logLines: string[];
   close(): Promise<void>;
@@ -34,7 +34,7 @@ export async function startStack(overrides: Record<string, string> = {}): Promis
   });
   const logger = createLogger(config.logLevel, sink);
   const runtime = await openRuntime(config, logger, config.workerConcurrency + 6);
-  const worker = await startRunWorker(runtime);
+  const worker = await startWorkers(runtime);
   const web = await startWeb(runtime, 0);
   return {
     url: `http://127.0.0.1:${web.port}`,

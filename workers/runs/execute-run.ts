@@ -20,6 +20,8 @@ import { appendHistory, isExpired, isOwnedBy } from './conversation-rules.js';
 import { openJournal, sealJournal } from './sealed-journal.js';
 import { mapErrorToSource } from './source-position.js';
 import { validateAnswers } from './validate-answers.js';
+import { sessionEnded, stopOf } from '../sandbox/run-stop.js';
+import { sessionIsLive } from './session-watch.js';
 
 export interface RunDeps {
   config: Config;
@@ -76,7 +78,8 @@ export async function executeRun(
     });
     if (waited === 'busy') return conversationBusy();
     if (waited === 'stopped') {
-      const response = respond(data, 'stopped', [], { message: 'the run was stopped' });
+      const stop = stopOf(signal);
+      const response = respond(data, stop.resultCode, [], stop.error);
       return record(deps.db, data, deps.clock.now(), undefined, response);
     }
     return await runInTransaction(deps, data, inputs, sink, signal);
@@ -104,7 +107,7 @@ async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sin
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs);
   if (!start) return agentNotFound(data);
-  const outcome = await runAgent(deps, data, start, sink, signal);
+  const outcome = await confirmSession(deps, deps.db, data, await runAgent(deps, data, start, sink, signal));
   const kept = keptChanges(deps, data, undefined, start, outcome, startedAt);
   const response = responseOf(data, start, outcome);
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: startedAt };
@@ -145,7 +148,7 @@ async function runLocked(
   const start = pause && answers ? await resumeFrom(deps, trx, pause, answers) : await freshStart(deps, trx, data, conversation, inputs);
   if (!start) return agentNotFound(data);
 
-  const outcome = await runAgent(deps, data, start, sink, signal);
+  const outcome = await confirmSession(deps, trx, data, await runAgent(deps, data, start, sink, signal));
   const kept = keptChanges(deps, data, conversation, start, outcome, startedAt);
   if (kept) {
     await updateConversationState(trx, data.convid, kept.state, startedAt);
@@ -153,6 +156,16 @@ async function runLocked(
     else if (kept.pause.kind === 'delete') await deletePause(trx, data.convid);
   }
   return record(trx, data, startedAt, start.agent.version, responseOf(data, start, outcome));
+}
+
+/**
+ * A run made with a session keeps its changes only if the session still lives as they are committed:
+ * the watch may not have seen it end yet (it checks every second).
+ */
+async function confirmSession(deps: RunDeps, db: Db, data: RunJobData, outcome: SandboxOutcome): Promise<SandboxOutcome> {
+  if (!data.sessionId || (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask')) return outcome;
+  if (await sessionIsLive({ config: deps.config, db, clock: deps.clock }, data.sessionId)) return outcome;
+  return { ...sessionEnded, output: outcome.output };
 }
 
 function agentNotFound(data: RunJobData): RunResult {

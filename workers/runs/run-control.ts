@@ -11,6 +11,8 @@ export interface RunControl {
 
 export interface TrackedRun {
   signal: AbortSignal;
+  /** Stops the run for `reason` (see sandbox/run-stop.ts). */
+  stop(reason: unknown): void;
   done(): void;
 }
 
@@ -37,6 +39,7 @@ export function createRunControl(): RunControl {
       if (earlyCancels.delete(runId) || jobSignal?.aborted) controller.abort();
       return {
         signal: controller.signal,
+        stop: (reason) => controller.abort(reason),
         done() {
           jobSignal?.removeEventListener('abort', abort);
           running.delete(runId);

@@ -9,6 +9,7 @@ import { createOutput } from './output.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
 import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
+import { stopOf } from './run-stop.js';
 
 /** The isolate a run uses, once it has one: disposed or given back as the run ends. */
 interface Held {
@@ -28,7 +29,7 @@ const processPool = createIsolatePool();
  * Runs one agent in an isolate of its own (DESIGN §5) and reports how it ended. Never throws: every
  * way a run can end is an outcome. The run ends at the first of: the agent returns or throws,
  * sys.fail, a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal`
- * (stopped). The isolate comes warm from `pool` when an earlier run of the same code left it clean;
+ * (stopped, or mustLogin when the caller's session ended). The isolate comes warm from `pool` when an earlier run of the same code left it clean;
  * it goes back only after a clean success and is disposed on every other ending, which also stops a
  * busy loop or pending work at once.
  */
@@ -38,7 +39,7 @@ export function runSandbox(run: SandboxRun, pool: IsolatePool = processPool): Pr
   const held: Held = {};
   let timer: NodeJS.Timeout | undefined;
   return new Promise<SandboxOutcome>((resolve) => {
-    const onStop = () => session.end(failure('stopped', 'the run was stopped'));
+    const onStop = () => session.end({ ...stopOf(run.signal) });
     const session: Session = {
       run,
       journal: createJournal(run.journal),

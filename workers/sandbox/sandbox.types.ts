@@ -17,7 +17,7 @@ export type JournalEntry =
   | { op: 'fetch'; method: string; url: string; result?: FetchResult; error?: string }
   | { op: 'ask'; ask: AskInput; answers?: Answers };
 
-export type FailureCode = 'failCommand' | 'callFailed' | 'errorInAgent' | 'unexpected' | 'timedOut' | 'stopped';
+export type FailureCode = 'failCommand' | 'callFailed' | 'errorInAgent' | 'unexpected' | 'timedOut' | 'stopped' | 'mustLogin';
 
 export interface SandboxError {
   message: string;
@@ -45,7 +45,7 @@ export interface SandboxRun {
   journal: JournalEntry[];
   memoryMb: number;
   maxRuntimeMs: number;
-  /** Aborting it ends the run with `stopped` at once. */
+  /** Aborting it ends the run at once: `mustLogin` when its reason is run-stop's sessionEnded, else `stopped`. */
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */
   httpAllow: string[];

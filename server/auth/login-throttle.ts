@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { codeMailKey, loginFailuresKey, loginIpFailuresKey } from '../../shared/channels.js';
+
+/**
+ * Brute-force limits kept in Redis, with the time from the server's clock. Addresses are counted by a
+ * hash, whether or not they belong to a user, so the answers tell nothing about which do.
+ */
+
+/** Failed logins in a row after which each next try must wait, doubling from 1 s up to a minute. */
+const freeFailures = 5;
+const maxDelayMs = 60_000;
+const ipWindowMs = 15 * 60_000;
+/** Failures per address are forgotten a day after the last one. */
+const failuresKeptMs = 24 * 3_600_000;
+/** One code mail per address per minute. */
+export const codeMailIntervalMs = 60_000;
+
+export type Throttle = { allowed: true } | { allowed: false; retryAfterSeconds: number };
+
+/** The wait required after `failures` failed logins in a row. */
+export function loginDelayMs(failures: number): number {
+  return failures < freeFailures ? 0 : Math.min(1000 * 2 ** (failures - freeFailures), maxDelayMs);
+}
+
+export function emailHash(email: string): string {
+  return createHash('sha256').update(email).digest('base64url');
+}
+
+interface LoginSource {
+  prefix: string;
+  email: string;
+  ip: string;
+  now: Date;
+}
+
+/** May this address be tried from this client now? Refused while the growing delay runs or the client is over its limit. */
+export async function checkLogin(redis: Redis, source: LoginSource, ipLimit: number): Promise<Throttle> {
+  const nowMs = source.now.getTime();
+  const window = Math.floor(nowMs / ipWindowMs);
+  const [[, counts], [, ipFailures]] = (await redis
+    .multi()
+    .hmget(loginFailuresKey(source.prefix, emailHash(source.email)), 'n', 'last')
+    .get(loginIpFailuresKey(source.prefix, source.ip, window))
+    .exec()) as [[null, [string | null, string | null]], [null, string | null]];
+  if (Number(ipFailures ?? 0) >= ipLimit) return refuse((window + 1) * ipWindowMs - nowMs);
+  const waitUntil = Number(counts[1] ?? 0) + loginDelayMs(Number(counts[0] ?? 0));
+  return waitUntil > nowMs ? refuse(waitUntil - nowMs) : { allowed: true };
+}
+
+/** Counts a failed login against the address and the client. */
+export async function recordLoginFailure(redis: Redis, source: LoginSource): Promise<void> {
+  const nowMs = source.now.getTime();
+  const key = loginFailuresKey(source.prefix, emailHash(source.email));
+  const ipKey = loginIpFailuresKey(source.prefix, source.ip, Math.floor(nowMs / ipWindowMs));
+  await redis.multi().hincrby(key, 'n', 1).hset(key, 'last', nowMs).pexpire(key, failuresKeptMs).incr(ipKey).pexpire(ipKey, 2 * ipWindowMs).exec();
+}
+
+/** A successful login or a new password starts the address's count over. */
+export async function clearLoginFailures(redis: Redis, prefix: string, email: string): Promise<void> {
+  await redis.del(loginFailuresKey(prefix, emailHash(email)));
+}
+
+const takeSlotScript = `
+local last = redis.call('GET', KEYS[1])
+if last and tonumber(ARGV[1]) - tonumber(last) < tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+return 1`;
+
+/** True (and the minute starts) when no code was mailed to this address in the last minute. */
+export async function takeCodeMailSlot(redis: Redis, prefix: string, email: string, now: Date): Promise<boolean> {
+  const result = await redis.eval(takeSlotScript, 1, codeMailKey(prefix, emailHash(email)), now.getTime(), codeMailIntervalMs, 2 * codeMailIntervalMs);
+  return result === 1;
+}
+
+export async function releaseCodeMailSlot(redis: Redis, prefix: string, email: string): Promise<void> {
+  await redis.del(codeMailKey(prefix, emailHash(email)));
+}
+
+function refuse(waitMs: number): Throttle {
+  return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+}

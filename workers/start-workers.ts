@@ -1,0 +1,20 @@
+import type { Runtime } from '../db/runtime.js';
+import { startMailWorker } from './mail/mail-worker.js';
+import type { Mailer } from './mail/mailer.js';
+import { startRunWorker } from './run-worker.js';
+
+export interface Workers {
+  /** Stops taking jobs, lets running ones finish, closes the connections. */
+  close(): Promise<void>;
+}
+
+/** Everything a worker process runs: agent runs and mail. */
+export async function startWorkers(runtime: Runtime, options: { mailer?: Mailer } = {}): Promise<Workers> {
+  const runs = await startRunWorker(runtime);
+  const mail = await startMailWorker(runtime, options.mailer);
+  return {
+    async close() {
+      await Promise.all([runs.close(), mail.close()]);
+    },
+  };
+}
