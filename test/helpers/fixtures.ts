@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Plan, Role } from '../../shared/api.js';
 import { compileAgent } from '../../shared/compile-agent.js';
+import { hashPassword } from '../../shared/password-hash.js';
 import { generateServiceAccountKey } from '../../shared/service-account-key.js';
 import type { Db } from '../../db/database.js';
 import { insertAgentVersion } from '../../db/agents.repository.js';
 import { insertServiceAccount } from '../../db/service-accounts.repository.js';
+import { insertUser } from '../../db/users.repository.js';
 
 /** A new service account with a unique name; returns its key. */
 export async function createAccount(db: Db, role: Role = 'user', plan: Plan = 'free'): Promise<{ name: string; key: string; id: string }> {
@@ -24,4 +26,20 @@ export async function publishAgent(db: Db, name: string, source: string): Promis
 /** A unique agent name, so suites sharing the database never see each other's agents. */
 export function uniqueAgentName(base: string): string {
   return `${base}-${randomBytes(4).toString('hex')}`;
+}
+
+/** A good password (long, uncommon) that no other test uses. */
+export function strongPassword(): string {
+  return `correct horse ${randomBytes(6).toString('hex')} staple`;
+}
+
+/** A new user with a unique address; with `password`, that password is set (hashed as the server does). */
+export async function createUser(
+  db: Db,
+  options: { password?: string; role?: Role; plan?: Plan } = {},
+): Promise<{ id: string; email: string }> {
+  const email = `user-${randomBytes(6).toString('hex')}@example.test`;
+  const passwordHash = options.password ? await hashPassword(options.password) : null;
+  const user = await insertUser(db, { email, callName: 'Test User', role: options.role ?? 'user', plan: options.plan ?? 'free', passwordHash });
+  return { id: user!.id, email };
 }

@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import type { Clock } from '../../shared/clock.js';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openRuntime, type Runtime } from '../../db/runtime.js';
@@ -22,8 +23,8 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({ ...testEnv, ...overrides });
 }
 
-/** Starts web and worker in this process against this run's database and queue prefix. */
-export async function startStack(overrides: Record<string, string> = {}): Promise<Stack> {
+/** Starts web and worker in this process against this run's database and queue prefix (and `clock`, when given). */
+export async function startStack(overrides: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<Stack> {
   const config = testConfig({ LOG_LEVEL: 'info', ...overrides });
   const logLines: string[] = [];
   const sink = new Writable({
@@ -34,6 +35,7 @@ export async function startStack(overrides: Record<string, string> = {}): Promis
   });
   const logger = createLogger(config.logLevel, sink);
   const runtime = await openRuntime(config, logger, config.workerConcurrency + 6);
+  if (options.clock) runtime.clock = options.clock;
   const worker = await startWorkers(runtime);
   const web = await startWeb(runtime, 0);
   return {
