@@ -6,6 +6,7 @@ import { compileAgent } from '../shared/compile-agent.js';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import { hashPassword } from '../shared/password-hash.js';
+import { failedPasswordRules, passwordRules } from '../shared/password-rules.js';
 import { generateServiceAccountKey } from '../shared/service-account-key.js';
 import { migrateToLatest, type Db } from '../db/database.js';
 import { insertAgentVersion } from '../db/agents.repository.js';
@@ -62,6 +63,11 @@ const createUser: Command = {
     const email = required(context, 'email').toLowerCase();
     if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new CommandError('--email is not an email address');
     const password = context.values.password;
+    if (typeof password === 'string') {
+      const failed = failedPasswordRules(password, email);
+      const texts = passwordRules.filter((rule) => failed.includes(rule.id)).map((rule) => `${rule.id}: ${rule.text}`);
+      if (texts.length) throw new CommandError(`--password does not meet the password rules:\n  ${texts.join('\n  ')}`);
+    }
     const user = await insertUser(context.db, {
       email,
       callName: typeof context.values['call-name'] === 'string' ? context.values['call-name'] : email.split('@')[0]!,

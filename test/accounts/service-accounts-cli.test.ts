@@ -88,4 +88,13 @@ describe('command line: accounts and agents', () => {
     assert.ok(user?.password_hash?.startsWith('scrypt$'));
     assert.ok(await verifyPassword('a long enough passphrase', user!.password_hash!));
   });
+
+  it('refuses a user password that breaks the password rules, naming them, and creates nothing', async () => {
+    const email = `weak-${suffix}@example.com`;
+    const res = await runCli(['users:create', '--email', email, '--password', `weak-${suffix}`]);
+    assert.equal(res.code, 1);
+    assert.match(res.output, /minLength: At least 15 characters/);
+    assert.match(res.output, /notEmailName/);
+    assert.equal(await findUserByEmail(stack.runtime.db, email), undefined);
+  });
 });

@@ -30,7 +30,7 @@ describe('passwords set with an email code', function () {
   /** Asks for a code and reads it from the mail (the clock moves past the one-mail-per-minute limit first). */
   async function mailedCode(email: string): Promise<string> {
     clock.advance(minute + 1000);
-    const before = smtp.mailsTo(email).length;
+    const before = smtp.codesTo(email).length;
     assert.equal((await askCode(email)).status, 200);
     return smtp.waitForCode(email, before + 1);
   }

@@ -17,7 +17,9 @@ export interface TestSmtp {
   mailsTo(address: string): ReceivedMail[];
   /** Waits for the `n`-th mail (1-based) to an address and returns it. */
   waitForMail(address: string, n?: number, timeoutMs?: number): Promise<ReceivedMail>;
-  /** The one-time code in the `n`-th mail to an address. */
+  /** The one-time codes mailed to an address so far, in order. */
+  codesTo(address: string): string[];
+  /** Waits for the `n`-th code (1-based) mailed to an address. */
   waitForCode(address: string, n?: number): Promise<string>;
   stop(): Promise<void>;
   start(): Promise<void>;
@@ -55,6 +57,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
   await listen();
 
   const mailsTo = (address: string) => mails.filter((m) => m.to.includes(address.toLowerCase()));
+  const codesTo = (address: string) => mailsTo(address).flatMap((m) => /one-time code is: (\d{6})/.exec(m.raw)?.[1] ?? []);
   const waitForMail = async (address: string, n = 1, timeoutMs = 10_000) => {
     await waitFor(() => mailsTo(address).length >= n, timeoutMs, `mail ${n} to ${address}`);
     return mailsTo(address)[n - 1]!;
@@ -64,11 +67,10 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     mails,
     mailsTo,
     waitForMail,
+    codesTo,
     async waitForCode(address, n = 1) {
-      const mail = await waitForMail(address, n);
-      const code = /one-time code is: (\d{6})/.exec(mail.raw)?.[1];
-      if (!code) throw new Error(`no code in the mail to ${address}`);
-      return code;
+      await waitFor(() => codesTo(address).length >= n, 10_000, `code ${n} to ${address}`);
+      return codesTo(address)[n - 1]!;
     },
     stop,
     start: listen,
