@@ -19,13 +19,25 @@ describe('loadConfig', () => {
     );
   });
 
-  it('requires the secrets in production', () => {
-    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), /SESSION_SECRET: required[\s\S]*SECRETS_KEY: required/);
+  it('requires the secrets and an SMTP server in production', () => {
+    assert.throws(() => loadConfig({ NODE_ENV: 'production' }), /SESSION_SECRET: required[\s\S]*SECRETS_KEY: required[\s\S]*SMTP_URL: required/);
   });
 
   it('reads lists and booleans', () => {
     const config = loadConfig({ AGENT_HTTP_ALLOW: ' api.example.com, 10.0.0.0/8 ', COOKIE_SECURE: 'false' });
     assert.deepEqual(config.agentHttpAllow, ['api.example.com', '10.0.0.0/8']);
     assert.equal(config.cookieSecure, false);
+  });
+
+  it('reads the sign-in settings, with safe defaults', () => {
+    const defaults = loadConfig({});
+    assert.equal(defaults.cookieSecure, true);
+    assert.equal(defaults.trustProxy, false);
+    assert.equal(defaults.loginIpMaxFailures, 30);
+    const set = loadConfig({ TRUST_PROXY: 'true', LOGIN_IP_MAX_FAILURES: '5', ALLOWED_ORIGINS: 'https://a.example, https://b.example' });
+    assert.equal(set.trustProxy, true);
+    assert.equal(set.loginIpMaxFailures, 5);
+    assert.deepEqual(set.allowedOrigins, ['https://a.example', 'https://b.example']);
+    assert.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), /TRUST_PROXY/);
   });
 });
