@@ -52,11 +52,6 @@ export async function isSessionLive(db: Db, sessionId: string, cutoffs: SessionC
   return row !== undefined;
 }
 
-/** Ends one session (logout). */
-export async function deleteSession(db: Db, sessionId: string): Promise<void> {
-  await db.deleteFrom('sessions').where('id', '=', sessionId).execute();
-}
-
 /** Ends every session of a user (password reset). */
 export async function deleteUserSessions(db: Db, userId: string): Promise<void> {
   await db.deleteFrom('sessions').where('user_id', '=', userId).execute();

@@ -9,7 +9,7 @@ import { insertMail } from '../../db/mail-outbox.repository.js';
 import { deleteUserSessions } from '../../db/sessions.repository.js';
 import { findUserByEmail, setPasswordHash } from '../../db/users.repository.js';
 import type { WebDeps } from '../deps.js';
-import { clearLoginFailures, releaseCodeMailSlot, takeCodeMailSlot } from './login-throttle.js';
+import { clearLoginFailures, releaseCodeMailSlot, takeCodeMailSlot } from './sign-in-limits.js';
 
 /**
  * Asks for a one-time code for an address. The same work is done whether or not it belongs to a user:

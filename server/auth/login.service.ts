@@ -8,7 +8,7 @@ import { deleteEndedSessions, deleteSessionByTokenHash, insertSession } from '..
 import { clearFailedLogins, findUserByEmail, recordFailedLogin } from '../../db/users.repository.js';
 import type { User } from '../../db/schema.js';
 import type { WebDeps } from '../deps.js';
-import { checkLogin, clearLoginFailures, recordLoginFailure } from './login-throttle.js';
+import { checkLogin, clearLoginFailures, recordLoginFailure } from './sign-in-limits.js';
 import { hashSessionToken, newSessionToken, readSessionJwt, signSessionJwt } from './session-token.js';
 
 /** Failed logins in a row after which the password stops working until it is reset (NIST SP 800-63B). */

@@ -14,7 +14,7 @@ import type { MailDeps } from './mail-deps.js';
 export async function issueEmailCode(deps: MailDeps, email: string): Promise<void> {
   const user = await findUserByEmail(deps.db, email);
   if (!user) {
-    deps.logger.info({ event: 'emailCode', outcome: 'noSuchUser' }, 'code not sent: the address belongs to no user');
+    deps.logger.info({ event: 'emailCode', outcome: 'noSuchUser', email }, 'code not sent: the address belongs to no user');
     return;
   }
   const code = generateEmailCode();
