@@ -71,3 +71,12 @@ export async function deleteSessionByTokenHash(db: Db, tokenHash: string): Promi
   const row = await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning('id').executeTakeFirst();
   return row?.id;
 }
+
+/** Removes every session that has timed out (the retention sweep). */
+export async function deleteTimedOutSessions(db: Db, cutoffs: SessionCutoffs): Promise<number> {
+  const result = await db
+    .deleteFrom('sessions')
+    .where((eb) => eb.or([eb('last_seen_at', '<=', cutoffs.idleSince), eb('created_at', '<=', cutoffs.createdSince)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

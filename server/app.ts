@@ -4,6 +4,7 @@ import Router from '@koa/router';
 import { AppError } from '../shared/errors.js';
 import type { WebDeps } from './deps.js';
 import { authRoutes } from './auth/auth.routes.js';
+import { convRoutes } from './conv/conv.routes.js';
 import { execRoutes } from './exec/exec.routes.js';
 import { renderErrors } from './middleware/errors.js';
 import { requireJson } from './middleware/json-only.js';
@@ -24,7 +25,7 @@ export function createApp(deps: WebDeps): Koa {
   health.get('/healthz', (ctx) => {
     ctx.body = { ok: true };
   });
-  for (const router of [health, authRoutes(deps), userRoutes(deps), execRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  for (const router of [health, authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   app.use(() => {
     throw new AppError('notFound', 'No such endpoint.');
   });

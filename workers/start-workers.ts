@@ -1,5 +1,6 @@
 import type { Runtime } from '../db/runtime.js';
 import { startMailWorker } from './mail/mail-worker.js';
+import { startMaintenanceWorker } from './maintenance/maintenance-worker.js';
 import type { Mailer } from './mail/mailer.js';
 import { startRunWorker } from './run-worker.js';
 
@@ -8,13 +9,14 @@ export interface Workers {
   close(): Promise<void>;
 }
 
-/** Everything a worker process runs: agent runs and mail. */
+/** Everything a worker process runs: agent runs, mail, and the retention sweep. */
 export async function startWorkers(runtime: Runtime, options: { mailer?: Mailer } = {}): Promise<Workers> {
   const runs = await startRunWorker(runtime);
   const mail = await startMailWorker(runtime, options.mailer);
+  const maintenance = await startMaintenanceWorker(runtime);
   return {
     async close() {
-      await Promise.all([runs.close(), mail.close()]);
+      await Promise.all([runs.close(), mail.close(), maintenance.close()]);
     },
   };
 }

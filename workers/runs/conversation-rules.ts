@@ -1,10 +1,8 @@
-import type { HistoryEntry, Plan, Principal, ResultCode } from '../../shared/api.js';
+import type { HistoryEntry, Principal, ResultCode } from '../../shared/api.js';
+import { retentionDays } from '../../shared/retention.js';
 import type { Conversation } from '../../db/schema.js';
 
 const day = 86_400_000;
-
-/** Days of no use after which a conversation expires (spec §8), by plan. */
-export const retentionDays: Record<Plan, number> = { free: 7, paid: 90 };
 
 /** Prompt history keeps this many entries, the newest. */
 export const historyLimit = 500;

@@ -1,0 +1,47 @@
+import Router from '@koa/router';
+import { retentionDays } from '../../shared/retention.js';
+import { AppError } from '../../shared/errors.js';
+import { listConversations, setPinned, type ConversationSummary } from '../../db/retention.repository.js';
+import type { WebDeps } from '../deps.js';
+import { authenticate } from '../middleware/authenticate.js';
+import { validateBody } from '../validate-body.js';
+import { listBody, pinBody } from './conv.schemas.js';
+
+const dayMs = 86_400_000;
+
+/** /api/conv/*: the caller's conversations (DESIGN §6). */
+export function convRoutes(deps: WebDeps): Router {
+  const router = new Router({ prefix: '/api/conv' });
+
+  router.post('/pin', authenticate(deps), async (ctx) => {
+    const { convid, pinned } = validateBody(pinBody, ctx);
+    if (!(await setPinned(deps.db, ctx.state.principal, convid, pinned, deps.clock.now()))) {
+      throw new AppError('notFound', 'No conversation of yours with this convid (it may have expired).');
+    }
+    ctx.body = { convid, pinned };
+  });
+
+  router.post('/list', authenticate(deps), async (ctx) => {
+    const body = validateBody(listBody, ctx);
+    const page = { limit: body.limit ?? 50, ...(body.before ? { before: new Date(body.before) } : {}) };
+    const rows = await listConversations(deps.db, ctx.state.principal, deps.clock.now(), page);
+    ctx.body = { conversations: rows.map(present) };
+  });
+
+  return router;
+}
+
+function present(row: ConversationSummary) {
+  const plan = row.plan === 'paid' ? 'paid' : 'free';
+  return {
+    convid: row.convid,
+    pinned: row.pinned,
+    plan,
+    createdAt: row.createdAt.toISOString(),
+    lastUsedAt: row.lastUsedAt.toISOString(),
+    expiresAt: row.pinned ? null : new Date(row.lastUsedAt.getTime() + retentionDays[plan] * dayMs).toISOString(),
+    pausedBy: row.pausedBy,
+    lastQuery: row.lastQuery,
+    lastAgentName: row.lastAgentName,
+  };
+}

@@ -1,0 +1,38 @@
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { Runtime } from '../../db/runtime.js';
+import { sweepExpired } from './retention-sweep.js';
+
+/** Queue of periodic housekeeping; every worker process upserts the same scheduler (idempotent). */
+export const maintenanceQueueName = 'maintenance';
+const sweepEveryMs = 10 * 60_000;
+
+export interface MaintenanceWorker {
+  close(): Promise<void>;
+}
+
+/** Runs the retention sweep every ten minutes, on one worker process at a time (a BullMQ job scheduler). */
+export async function startMaintenanceWorker(runtime: Runtime): Promise<MaintenanceWorker> {
+  const { config, logger } = runtime;
+  const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  connection.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance connection error'));
+  const queue = new Queue(maintenanceQueueName, { connection, prefix: config.queuePrefix });
+  queue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
+  const blocking = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const worker = new Worker(maintenanceQueueName, async () => sweepExpired(runtime), {
+    connection: blocking,
+    prefix: config.queuePrefix,
+    concurrency: 1,
+  });
+  worker.on('error', (err) => logger.error({ err }, 'maintenance worker error'));
+  await worker.waitUntilReady();
+  await queue.upsertJobScheduler('retention-sweep', { every: sweepEveryMs }, { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: true } });
+  return {
+    async close() {
+      await worker.close();
+      await queue.close();
+      blocking.disconnect();
+      connection.disconnect();
+    },
+  };
+}
