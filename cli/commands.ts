@@ -12,6 +12,9 @@ import { migrateToLatest, type Db } from '../db/database.js';
 import { insertAgentVersion } from '../db/agents.repository.js';
 import { deleteServiceAccount, insertServiceAccount, replaceServiceAccountKey } from '../db/service-accounts.repository.js';
 import { insertUser } from '../db/users.repository.js';
+import { findFailedExecutions } from '../db/error-report.repository.js';
+import { findUsageRecords, reportRowLimit, sumUsage, type ReportRange } from '../db/usage.repository.js';
+import { resolveReportRange } from '../server/admin/admin.schemas.js';
 
 /** A failure the user caused (bad option, unknown name): printed without a stack. */
 export class CommandError extends Error {
@@ -144,6 +147,69 @@ const publishAgents: Command = {
   },
 };
 
+/** `--since` / `--until` (ISO), with the defaults of the API: until now, since 30 days before until. */
+function reportRange(context: CommandContext): ReportRange {
+  const read = (name: string): Date | undefined => {
+    const value = context.values[name];
+    if (value === undefined) return undefined;
+    const date = typeof value === 'string' ? new Date(value) : new Date(NaN);
+    if (Number.isNaN(date.getTime())) throw new CommandError(`--${name} must be an ISO date-time such as 2025-01-31T00:00:00Z`);
+    return date;
+  };
+  const range = resolveReportRange({ since: read('since'), until: read('until') }, new Date());
+  if (!range) throw new CommandError('--since must not be after --until');
+  return range;
+}
+
+/** Columns padded to their widest cell, under a header line; one line per row. */
+function formatTable(header: string[], rows: (string | number | null)[][]): string {
+  const cells = [header, ...rows.map((row) => row.map((cell) => (cell === null ? '-' : String(cell).replace(/\s*\n\s*/g, ' '))))];
+  const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
+  return cells.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
+}
+
+const rangeOptions: Command['options'] = { since: { type: 'string' }, until: { type: 'string' } };
+
+function rangeLine(title: string, range: ReportRange, truncated: boolean): string {
+  return `${title} ${range.since.toISOString()} .. ${range.until.toISOString()}${truncated ? ` (only the newest ${reportRowLimit} rows)` : ''}`;
+}
+
+const usageReport: Command = {
+  options: rangeOptions,
+  async run(context) {
+    const range = reportRange(context);
+    const [totals, { rows, truncated }] = await Promise.all([sumUsage(context.db, range), findUsageRecords(context.db, range)]);
+    const text = [
+      rangeLine('usage', range, truncated),
+      '',
+      formatTable(['day', 'account', 'role', 'calls', 'failed'], totals.map((t) => [t.day, t.name, t.role, t.calls, t.failed])),
+      '',
+      formatTable(
+        ['at', 'account', 'role', 'endpoint', 'agent', 'result', 'status', 'ms'],
+        rows.map((r) => [r.at.toISOString(), r.name, r.role, r.endpoint, r.agentName, r.resultCode, r.httpStatus, r.durationMs]),
+      ),
+    ].join('\n');
+    return { text, json: { since: range.since, until: range.until, totals, rows, truncated } };
+  },
+};
+
+const errorReport: Command = {
+  options: rangeOptions,
+  async run(context) {
+    const range = reportRange(context);
+    const { rows, truncated } = await findFailedExecutions(context.db, range);
+    const text = [
+      rangeLine('errors', range, truncated),
+      '',
+      formatTable(
+        ['at', 'agent', 'result', 'message', 'caller', 'ms', 'execution'],
+        rows.map((r) => [r.at.toISOString(), r.agentName, r.resultCode, r.message, `${r.principalKind}:${r.principalId}`, r.durationMs, r.executionId]),
+      ),
+    ].join('\n');
+    return { text, json: { since: range.since, until: range.until, rows, truncated } };
+  },
+};
+
 export const commands: Record<string, Command> = {
   migrate,
   'users:create': createUser,
@@ -151,4 +217,6 @@ export const commands: Record<string, Command> = {
   'service-accounts:rotate': rotateServiceAccount,
   'service-accounts:delete': deleteAccount,
   'agents:publish': publishAgents,
+  'reports:usage': usageReport,
+  'reports:errors': errorReport,
 };

@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { Database } from './schema.js';
 import * as initial from './migrations/0001_initial.js';
 import * as signIn from './migrations/0002_sign_in.js';
+import * as usage from './migrations/0003_usage.js';
 
 export type Db = Kysely<Database>;
 
@@ -11,6 +12,7 @@ export type Db = Kysely<Database>;
 const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_sign_in': signIn,
+  '0003_usage': usage,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

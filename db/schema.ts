@@ -139,6 +139,22 @@ export interface ExecutionsTable {
   duration_ms: number;
 }
 
+/** One call made with a bearer key, for the usage report. */
+export interface UsageRecordsTable {
+  id: Generated<string>;
+  /** No foreign key: a deleted account's usage stays reportable. */
+  service_account_id: string;
+  account_name: string;
+  /** The account's role at the time of the call. */
+  role: Role;
+  endpoint: string;
+  agent_name: string | null;
+  result_code: ResultCode | null;
+  http_status: number;
+  duration_ms: number;
+  at: Date;
+}
+
 /** Secrets generated for a development set-up, shared by all its processes. */
 export interface InstanceSecretsTable {
   name: string;
@@ -158,6 +174,7 @@ export interface Database {
   email_codes: EmailCodesTable;
   email_code_failures: EmailCodeFailuresTable;
   mail_outbox: MailOutboxTable;
+  usage_records: UsageRecordsTable;
 }
 
 export type User = Selectable<UsersTable>;

@@ -1,14 +1,17 @@
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
-import Router from '@koa/router';
 import { AppError } from '../shared/errors.js';
 import type { WebDeps } from './deps.js';
+import { adminRoutes } from './admin/admin.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { convRoutes } from './conv/conv.routes.js';
 import { execRoutes } from './exec/exec.routes.js';
 import { renderErrors } from './middleware/errors.js';
 import { requireJson } from './middleware/json-only.js';
 import { requestId } from './middleware/request-id.js';
+import { opsRoutes } from './ops/ops.routes.js';
+import { measureRequests } from './ops/request-metrics.js';
+import { recordUsage } from './usage/usage-recorder.js';
 import { userRoutes } from './user/user.routes.js';
 
 /** The Koa application: middleware in order, then the routes of each area. */
@@ -17,15 +20,13 @@ export function createApp(deps: WebDeps): Koa {
   const app = new Koa({ proxy: deps.config.trustProxy, maxIpsCount: 1 });
   app.silent = true;
   app.use(requestId());
+  app.use(measureRequests(deps.metrics, deps.logger));
   app.use(renderErrors(deps.logger));
+  app.use(recordUsage(deps.usage, deps.clock));
   app.use(requireJson());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: String(deps.config.bodyLimitBytes), strict: true }));
 
-  const health = new Router();
-  health.get('/healthz', (ctx) => {
-    ctx.body = { ok: true };
-  });
-  for (const router of [health, authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  for (const router of [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), adminRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   app.use(() => {
     throw new AppError('notFound', 'No such endpoint.');
   });

@@ -9,6 +9,8 @@ import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
 import type { RunEvents } from './exec/run-events.js';
+import type { WebMetrics } from './ops/metrics.js';
+import type { UsageRecorder } from './usage/usage-recorder.js';
 
 /** What the web process's routes and services depend on; built once in web.ts. */
 export interface WebDeps {
@@ -22,4 +24,6 @@ export interface WebDeps {
   box: SecretBox;
   secrets: Secrets;
   clock: Clock;
+  metrics: WebMetrics;
+  usage: UsageRecorder;
 }

@@ -14,6 +14,8 @@ import type { Secrets } from '../db/resolve-secrets.js';
 import { createApp } from './app.js';
 import type { WebDeps } from './deps.js';
 import { openRunEvents } from './exec/run-events.js';
+import { createWebMetrics } from './ops/metrics.js';
+import { createUsageRecorder } from './usage/usage-recorder.js';
 
 export interface WebServer {
   server: Server;
@@ -39,7 +41,9 @@ export async function startWeb(
   mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
   const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
-  const deps: WebDeps = { ...base, redis, queue, mailQueue, runEvents };
+  const usage = createUsageRecorder(base.db, logger);
+  const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
+  const deps: WebDeps = { ...base, redis, queue, mailQueue, runEvents, metrics, usage };
   const server = createApp(deps).listen(port);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const address = server.address();
@@ -48,6 +52,8 @@ export async function startWeb(
     port: typeof address === 'object' && address ? address.port : port,
     async close() {
       await drain(server);
+      // After the drain, so the calls still open are recorded; before the caller destroys the db.
+      await usage.close();
       await runEvents.close();
       await queue.close();
       await mailQueue.close();

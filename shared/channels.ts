@@ -75,3 +75,13 @@ export function loginIpFailuresKey(prefix: string, ip: string, window: number): 
 export function codeMailKey(prefix: string, emailHash: string): string {
   return `${prefix}:code-mail:${emailHash}`;
 }
+
+/** Hash of runs ended so far, cluster-wide: field resultCode → count (shared/run-metrics.ts). */
+export function runCountsMetricsKey(prefix: string): string {
+  return `${prefix}:metrics:runs`;
+}
+
+/** Hash of the run duration histogram, cluster-wide: cumulative bucket counts by `le`, `sum_ms`, `count`. */
+export function runDurationMetricsKey(prefix: string): string {
+  return `${prefix}:metrics:run-duration`;
+}

@@ -6,6 +6,7 @@ import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import { recordEndedRun } from '../db/executions.repository.js';
 import { createRunEventPublisher, resumeRunEventPublisher } from '../shared/run-event-publisher.js';
+import { recordRunMetrics } from '../shared/run-metrics.js';
 import { executeRun, type RunDeps, type RunEventSink } from './runs/execute-run.js';
 import type { RunControl } from './runs/run-control.js';
 import { watchSession } from './runs/session-watch.js';
@@ -24,6 +25,7 @@ export interface ProcessorDeps extends RunDeps {
  */
 export function createRunAgentProcessor(deps: ProcessorDeps) {
   return async (job: Job<RunJobData>, _token?: string, jobSignal?: AbortSignal): Promise<void> => {
+    const started = performance.now();
     const data = job.data;
     const tracked = deps.control.track(data.runId, jobSignal);
     // A call made with a session cookie ends `mustLogin` when the session ends while it runs.
@@ -42,6 +44,8 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
         return;
       }
       deps.logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode }, 'run ended');
+      // Not awaited: on the same connection as the end event, so it is written before the caller hears of the end.
+      void recordRunMetrics(deps.publisher, deps.config.queuePrefix, result.response.resultCode, performance.now() - started);
       await publish({ event: 'end', data: result.response }).catch(report);
     } finally {
       stopWatching?.();
@@ -67,6 +71,7 @@ export async function reportFailedRun(deps: ProcessorDeps, data: RunJobData, rea
     error: { message: 'The run ended unexpectedly.' },
   };
   deps.logger.error({ runId: data.runId, requestId: data.requestId, reason }, 'run failed');
+  void recordRunMetrics(deps.publisher, deps.config.queuePrefix, response.resultCode);
   await recordEndedRun(deps.db, data, response, reason).catch((err) => deps.logger.warn({ err, runId: data.runId }, 'failed run not recorded'));
   if (data.turn) await leaveTurn(deps.publisher, deps.config.queuePrefix, data.convid, data.turn).catch(() => undefined);
   try {

@@ -4,6 +4,7 @@ import type { ExecutionResponse } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
 import type { LoggedEvent } from '../../shared/events.js';
 import type { WebDeps } from '../deps.js';
+import { countOpenStream } from '../ops/metrics.js';
 import { launchLoggedRun, recoverLostAnswer, runWaitLimitMs, type ExecCall } from './exec.service.js';
 
 const keepAliveMs = 15_000;
@@ -30,6 +31,7 @@ export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCal
  */
 export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId: number, onEnd: () => void = () => undefined): void {
   const stream = openEventStream(ctx, run.runId);
+  countOpenStream(deps.metrics.openStreams, ctx.res);
   if (afterId < 1) stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
   let finished = false;
   let lastId = afterId;
@@ -42,8 +44,11 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
   const relay = (event: LoggedEvent) => {
     if (finished) return;
     lastId = event.id;
-    if (event.event === 'end') stream.send(event.id, 'end', withoutOutput(event.data));
-    else if (event.event === 'refused') stream.send(event.id, 'error', { error: { code: event.data.code, message: event.data.message } });
+    if (event.event === 'end') {
+      // For the usage report, which records the call when its response finishes.
+      ctx.state.resultCode = event.data.resultCode;
+      stream.send(event.id, 'end', withoutOutput(event.data));
+    } else if (event.event === 'refused') stream.send(event.id, 'error', { error: { code: event.data.code, message: event.data.message } });
     else return stream.send(event.id, event.event, event.data);
     stopRelaying();
     onEnd();
@@ -72,6 +77,7 @@ function replayFinishedRun(ctx: Context, run: StreamedRun, response: ExecutionRe
   stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
   let id = 1;
   for (const part of response.output ?? []) stream.send(++id, 'part', part);
+  ctx.state.resultCode = response.resultCode;
   stream.send(++id, 'end', withoutOutput(response));
   stream.close();
 }

@@ -10,8 +10,8 @@ import { assertFromAllowedOrigin, normalizeOrigins } from './same-origin.js';
 
 /**
  * Establishes who calls: exactly one credential, the session cookie or a bearer key in the
- * Authorization header (DESIGN §3); both → 400, neither → 401. Sets `ctx.state.principal`, and for a
- * session also `ctx.state.sessionId`.
+ * Authorization header (DESIGN §3); both → 400, neither → 401. Sets `ctx.state.principal`, for a
+ * session also `ctx.state.sessionId`, and for a bearer key also `ctx.state.accountName` (usage report).
  * - A bearer key is checked against the database on every call, so a rotated or deleted key is refused
  *   at once on every web process.
  * - A cookie call must come from the server's own origin (CSRF) and names a session that must still live.
@@ -23,7 +23,9 @@ export function authenticate(deps: WebDeps): Middleware {
     const cookie = readSessionCookie(ctx, deps.config);
     if (authorization && cookie) throw new AppError('invalidRequest', 'Send either a session cookie or a bearer key, not both.');
     if (authorization) {
-      ctx.state.principal = await principalForBearer(deps, authorization);
+      const bearer = await principalForBearer(deps, authorization);
+      ctx.state.principal = bearer.principal;
+      ctx.state.accountName = bearer.accountName;
     } else if (cookie) {
       assertFromAllowedOrigin(ctx, allowedOrigins);
       const caller = await callerOfSession(deps, cookie);
@@ -40,12 +42,12 @@ export function authenticate(deps: WebDeps): Middleware {
   };
 }
 
-async function principalForBearer(deps: WebDeps, authorization: string): Promise<Principal> {
+async function principalForBearer(deps: WebDeps, authorization: string): Promise<{ principal: Principal; accountName: string }> {
   const refused = new AppError('unauthenticated', 'The bearer key is not valid.');
   const match = /^Bearer +(\S+)$/i.exec(authorization);
   const parsed = match && parseServiceAccountKey(match[1]!);
   if (!parsed) throw refused;
   const account = await findServiceAccountByKeyId(deps.db, parsed.keyId);
   if (!account || !keySecretMatches(parsed.secret, account.key_hash)) throw refused;
-  return { kind: 'serviceAccount', id: account.id, role: account.role, plan: account.plan };
+  return { principal: { kind: 'serviceAccount', id: account.id, role: account.role, plan: account.plan }, accountName: account.name };
 }

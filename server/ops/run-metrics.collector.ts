@@ -1,0 +1,48 @@
+import type { Redis } from 'ioredis';
+import { Counter, type Metric, type Registry } from 'prom-client';
+import { readRunCounts, readRunDurations } from '../../shared/run-metrics.js';
+
+const durationName = 'agentexec_run_duration_seconds';
+const durationHelp = 'Duration of ended runs in their worker, cluster-wide (runs whose worker died are not in it).';
+
+/**
+ * Registers the cluster-wide run metrics the workers add to Redis (shared/run-metrics.ts), read at
+ * scrape time: `agentexec_runs_total{resultCode}` and the `agentexec_run_duration_seconds` histogram.
+ * While Redis is unreachable they have no series; the rest of /metrics still answers.
+ */
+export function registerRunMetrics(registry: Registry, redis: Redis, prefix: string): void {
+  new Counter({
+    name: 'agentexec_runs_total',
+    help: 'Runs ended, by result code, cluster-wide.',
+    labelNames: ['resultCode'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await readRunCounts(redis, prefix).catch(() => ({}));
+      this.reset();
+      for (const [resultCode, count] of Object.entries(counts)) this.inc({ resultCode }, count);
+    },
+  });
+  registry.registerMetric(runDurationHistogram(redis, prefix));
+}
+
+/**
+ * prom-client's Histogram can only observe values, not take counts made elsewhere; a registry asks a
+ * metric only for its name, type and `get()`, so this one answers the histogram's series itself.
+ */
+function runDurationHistogram(redis: Redis, prefix: string): Metric {
+  const metric = { name: durationName, help: durationHelp, type: 'histogram', aggregator: 'sum' };
+  return {
+    ...metric,
+    reset: () => undefined,
+    async get() {
+      const durations = await readRunDurations(redis, prefix).catch(() => undefined);
+      if (!durations) return { ...metric, values: [] };
+      const values = [
+        ...durations.buckets.map(({ le, count }) => ({ metricName: `${durationName}_bucket`, labels: { le }, value: count })),
+        { metricName: `${durationName}_sum`, labels: {}, value: durations.sumSeconds },
+        { metricName: `${durationName}_count`, labels: {}, value: durations.count },
+      ];
+      return { ...metric, values };
+    },
+  } as unknown as Metric;
+}

@@ -1,0 +1,55 @@
+import type { Redis } from 'ioredis';
+import type { ResultCode } from './api.js';
+import { runCountsMetricsKey, runDurationMetricsKey } from './channels.js';
+
+/**
+ * Run metrics, cluster-wide. Workers have no HTTP server and there may be many, so each ended run is
+ * added to two Redis hashes, and every web process's /metrics reads them at scrape time: the same
+ * numbers from any web process.
+ */
+
+/** Upper bounds (seconds) of the run duration histogram's buckets; `+Inf` follows. */
+export const runDurationBuckets = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+
+const infinity = '+Inf';
+
+/** Cumulative histogram read back from Redis. */
+export interface RunDurations {
+  /** Count of runs that took at most `le` seconds, for every bound in order, then `+Inf`. */
+  buckets: { le: string; count: number }[];
+  sumSeconds: number;
+  count: number;
+}
+
+/**
+ * Adds one ended run: its result code and, when known, its duration (a run whose worker died has
+ * none). One MULTI, so a scrape never sees the count without the duration. Resolves even when Redis
+ * fails: metrics must never fail a run.
+ */
+export async function recordRunMetrics(redis: Redis, prefix: string, resultCode: ResultCode, durationMs?: number): Promise<void> {
+  const multi = redis.multi().hincrby(runCountsMetricsKey(prefix), resultCode, 1);
+  if (durationMs !== undefined) {
+    const key = runDurationMetricsKey(prefix);
+    const seconds = durationMs / 1000;
+    for (const le of runDurationBuckets) if (seconds <= le) multi.hincrby(key, String(le), 1);
+    multi.hincrby(key, infinity, 1).hincrby(key, 'sum_ms', Math.round(durationMs)).hincrby(key, 'count', 1);
+  }
+  await multi.exec().catch(() => undefined);
+}
+
+/** Runs ended so far by result code. */
+export async function readRunCounts(redis: Redis, prefix: string): Promise<Record<string, number>> {
+  const hash = await redis.hgetall(runCountsMetricsKey(prefix));
+  return Object.fromEntries(Object.entries(hash).map(([code, count]) => [code, Number(count)]));
+}
+
+/** The run duration histogram so far (all zero before the first run). */
+export async function readRunDurations(redis: Redis, prefix: string): Promise<RunDurations> {
+  const hash = await redis.hgetall(runDurationMetricsKey(prefix));
+  const read = (field: string) => Number(hash[field] ?? 0);
+  return {
+    buckets: [...runDurationBuckets.map(String), infinity].map((le) => ({ le, count: read(le) })),
+    sumSeconds: read('sum_ms') / 1000,
+    count: read('count'),
+  };
+}
