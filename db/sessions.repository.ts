@@ -57,15 +57,6 @@ export async function deleteUserSessions(db: Db, userId: string): Promise<void> 
   await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
 }
 
-/** Removes a user's sessions that have timed out (done at each login, so rows do not pile up). */
-export async function deleteEndedSessions(db: Db, userId: string, cutoffs: SessionCutoffs): Promise<void> {
-  await db
-    .deleteFrom('sessions')
-    .where('user_id', '=', userId)
-    .where((eb) => eb.or([eb('last_seen_at', '<=', cutoffs.idleSince), eb('created_at', '<=', cutoffs.createdSince)]))
-    .execute();
-}
-
 /** Ends the session with this token hash, if there is one; returns its id. */
 export async function deleteSessionByTokenHash(db: Db, tokenHash: string): Promise<string | undefined> {
   const row = await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).returning('id').executeTakeFirst();

@@ -3,8 +3,8 @@ import type { Role } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
 import { hashPassword, verifyPassword } from '../../shared/password-hash.js';
 import { passwordLength } from '../../shared/password-rules.js';
-import { sessionCutoffs, sessionMaxAgeSeconds } from '../../shared/session-lifetime.js';
-import { deleteEndedSessions, deleteSessionByTokenHash, insertSession } from '../../db/sessions.repository.js';
+import { sessionMaxAgeSeconds } from '../../shared/session-lifetime.js';
+import { deleteSessionByTokenHash, insertSession } from '../../db/sessions.repository.js';
 import { clearFailedLogins, findUserByEmail, recordFailedLogin } from '../../db/users.repository.js';
 import type { User } from '../../db/schema.js';
 import type { WebDeps } from '../deps.js';
@@ -64,7 +64,6 @@ export async function login(deps: WebDeps, attempt: LoginAttempt): Promise<Signe
   const token = newSessionToken();
   const previous = attempt.previousCookie && readSessionJwt(deps.secrets.sessionSecret, attempt.previousCookie, now);
   if (previous) await deleteSessionByTokenHash(deps.db, hashSessionToken(previous));
-  await deleteEndedSessions(deps.db, signedInUser.id, sessionCutoffs(deps.config, now));
   await insertSession(deps.db, { tokenHash: token.hash, userId: signedInUser.id, now });
   await Promise.all([clearFailedLogins(deps.db, signedInUser.id), clearLoginFailures(deps.redis, deps.config.queuePrefix, attempt.email)]);
   logLogin(deps, attempt, 'success', undefined, signedInUser.id);

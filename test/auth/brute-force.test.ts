@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { createBrowser } from '../helpers/browser.js';
 import { createUser, strongPassword } from '../helpers/fixtures.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { TestSmtp } from '../helpers/smtp.js';
+import { startStack, startStackWithMail, type MailStack, type Stack } from '../helpers/stack.js';
 import { testEnv } from '../helpers/test-env.js';
 import { createTestClock } from '../helpers/test-clock.js';
 
@@ -12,16 +12,13 @@ const minute = 60_000;
 describe('brute force and enumeration', function () {
   const clock = createTestClock();
   let smtp: TestSmtp;
-  let stack: Stack;
+  let stack: MailStack;
 
   before(async () => {
-    smtp = await startTestSmtp();
-    stack = await startStack({ SMTP_URL: smtp.url }, { clock });
+    stack = await startStackWithMail({}, { clock });
+    smtp = stack.smtp;
   });
-  after(async () => {
-    await stack.close();
-    await smtp.close();
-  });
+  after(() => stack.close());
 
   const login = (email: string, password: string, headers: Record<string, string> = {}) =>
     createBrowser(stack.url).post('/api/auth/login', { email, password }, headers);

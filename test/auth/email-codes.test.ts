@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { post } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createUser, strongPassword } from '../helpers/fixtures.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { TestSmtp } from '../helpers/smtp.js';
+import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
 
 const minute = 60_000;
@@ -12,16 +12,13 @@ const minute = 60_000;
 describe('passwords set with an email code', function () {
   const clock = createTestClock();
   let smtp: TestSmtp;
-  let stack: Stack;
+  let stack: MailStack;
 
   before(async () => {
-    smtp = await startTestSmtp();
-    stack = await startStack({ SMTP_URL: smtp.url }, { clock });
+    stack = await startStackWithMail({}, { clock });
+    smtp = stack.smtp;
   });
-  after(async () => {
-    await stack.close();
-    await smtp.close();
-  });
+  after(() => stack.close());
 
   const browser = () => createBrowser(stack.url);
   const askCode = (email: string) => browser().post('/api/auth/emailCode', { email });

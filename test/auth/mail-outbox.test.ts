@@ -7,22 +7,19 @@ import { sweepOutbox } from '../../workers/mail/deliver-mail.js';
 import { createMailer } from '../../workers/mail/mailer.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createUser, strongPassword } from '../helpers/fixtures.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { TestSmtp } from '../helpers/smtp.js';
+import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 
 describe('mail outbox', function () {
   let smtp: TestSmtp;
-  let stack: Stack;
+  let stack: MailStack;
 
   before(async () => {
-    smtp = await startTestSmtp();
-    stack = await startStack({ SMTP_URL: smtp.url });
+    stack = await startStackWithMail();
+    smtp = stack.smtp;
   });
-  after(async () => {
-    await stack.close();
-    await smtp.close();
-  });
+  after(() => stack.close());
 
   const outboxRows = (email: string) => stack.runtime.db.selectFrom('mail_outbox').selectAll().where('to_address', '=', email).execute();
 

@@ -2,30 +2,27 @@ import assert from 'node:assert/strict';
 import { createBrowser, type Browser } from '../helpers/browser.js';
 import { createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
 import { openStream } from '../helpers/sse.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { TestSmtp } from '../helpers/smtp.js';
+import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { isConversationLocked, waitFor } from '../helpers/wait.js';
 
 describe('mustLogin: the session ends while its run is going', function () {
   const clock = createTestClock();
   let smtp: TestSmtp;
-  let stack: Stack;
+  let stack: MailStack;
   const agentName = uniqueAgentName('counter');
 
   before(async () => {
-    smtp = await startTestSmtp();
-    stack = await startStack({ SMTP_URL: smtp.url }, { clock });
+    stack = await startStackWithMail({}, { clock });
+    smtp = stack.smtp;
     await publishAgent(
       stack.runtime.db,
       agentName,
       `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; sys.say('n=' + sys.vars.n); if (sys.inputs.wait) await sys.sleep(sys.inputs.wait); }`,
     );
   });
-  after(async () => {
-    await stack.close();
-    await smtp.close();
-  });
+  after(() => stack.close());
 
   /** A signed-in user with a conversation whose counter is at 1, and a second tab on the same session. */
   async function signedInWithConversation() {

@@ -4,8 +4,8 @@ import { Redis } from 'ioredis';
 import { post } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createAccount, createUser, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp.js';
-import { startStack, type Stack } from '../helpers/stack.js';
+import type { TestSmtp } from '../helpers/smtp.js';
+import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
 
 /**
@@ -16,21 +16,20 @@ import { createTestClock } from '../helpers/test-clock.js';
 describe('secrets never reach logs, Redis or responses', function () {
   const clock = createTestClock();
   let smtp: TestSmtp;
-  let stack: Stack;
+  let stack: MailStack;
   let monitor: Redis;
   const redisTraffic: string[] = [];
   const responses: string[] = [];
 
   before(async () => {
-    smtp = await startTestSmtp();
-    stack = await startStack({ SMTP_URL: smtp.url, LOG_LEVEL: 'trace' }, { clock });
+    stack = await startStackWithMail({ LOG_LEVEL: 'trace' }, { clock });
+    smtp = stack.smtp;
     monitor = await new Redis(stack.config.redisUrl).monitor();
     monitor.on('monitor', (_time: string, args: string[]) => redisTraffic.push(args.join(' ')));
   });
   after(async () => {
     monitor.disconnect();
     await stack.close();
-    await smtp.close();
   });
 
   it('for passwords, codes, keys, cookies and Authorization headers in every flow', async () => {

@@ -5,6 +5,7 @@ import { createLogger } from '../../shared/logger.js';
 import { openRuntime, type Runtime } from '../../db/runtime.js';
 import { startWeb, type WebServer } from '../../server/web.js';
 import { startWorkers, type Workers } from '../../workers/start-workers.js';
+import { startTestSmtp, type TestSmtp } from './smtp.js';
 import { testEnv } from './test-env.js';
 
 export interface Stack {
@@ -49,6 +50,25 @@ export async function startStack(overrides: Record<string, string> = {}, options
       await web.close();
       await worker.close();
       await runtime.db.destroy();
+    },
+  };
+}
+
+export interface MailStack extends Stack {
+  /** The SMTP server the stack's mail goes to. */
+  smtp: TestSmtp;
+}
+
+/** A stack whose mail goes to a real SMTP server started for it; `close` stops both. */
+export async function startStackWithMail(overrides: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<MailStack> {
+  const smtp = await startTestSmtp();
+  const stack = await startStack({ SMTP_URL: smtp.url, ...overrides }, options);
+  return {
+    ...stack,
+    smtp,
+    async close() {
+      await stack.close();
+      await smtp.close();
     },
   };
 }
