@@ -41,3 +41,8 @@ export async function findAgentVersion(db: Db, name: string, version: number): P
     .where('version', '=', version)
     .executeTakeFirst();
 }
+
+/** Every published agent with its newest version number, by name. */
+export async function listPublishedAgents(db: Db): Promise<{ name: string; latest_version: number; updated_at: Date }[]> {
+  return db.selectFrom('agents').select(['name', 'latest_version', 'updated_at']).orderBy('name').execute();
+}

@@ -12,16 +12,16 @@ export async function lockConversation(trx: Db, id: string): Promise<{ conversat
     .selectFrom('conversations as c')
     .leftJoin('paused_asks as p', 'p.convid', 'c.id')
     .selectAll('c')
-    .select(['p.agent_name', 'p.agent_version', 'p.ask', 'p.journal', 'p.start_state', 'p.created_at as paused_at'])
+    .select(['p.agent_name', 'p.agent_version', 'p.draft_id', 'p.ask', 'p.journal', 'p.start_state', 'p.created_at as paused_at'])
     .where('c.id', '=', id)
     .forUpdate('c')
     .executeTakeFirst();
   if (!row) return undefined;
-  const { agent_name, agent_version, ask, journal, start_state, paused_at, ...conversation } = row;
+  const { agent_name, agent_version, draft_id, ask, journal, start_state, paused_at, ...conversation } = row;
   const pause =
     agent_name === null || agent_version === null || ask === null || journal === null || start_state === null || paused_at === null
       ? undefined
-      : { convid: id, agent_name, agent_version, ask, journal, start_state, created_at: paused_at };
+      : { convid: id, agent_name, agent_version, draft_id, ask, journal, start_state, created_at: paused_at };
   return { conversation, pause };
 }
 

@@ -5,6 +5,7 @@ import type { Database } from './schema.js';
 import * as initial from './migrations/0001_initial.js';
 import * as signIn from './migrations/0002_sign_in.js';
 import * as usage from './migrations/0003_usage.js';
+import * as drafts from './migrations/0004_drafts.js';
 
 export type Db = Kysely<Database>;
 
@@ -13,6 +14,7 @@ const migrations: Record<string, Migration> = {
   '0001_initial': initial,
   '0002_sign_in': signIn,
   '0003_usage': usage,
+  '0004_drafts': drafts,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

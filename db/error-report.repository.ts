@@ -35,6 +35,8 @@ export async function findFailedExecutions(db: Db, range: ReportRange): Promise<
       'duration_ms as durationMs',
     ])
     .where('result_code', 'not in', ['success', 'ask'])
+    // Draft validations are a developer's experiments, not failures of the service.
+    .where('draft_id', 'is', null)
     .where('finished_at', '>=', range.since)
     .where('finished_at', '<=', range.until)
     .orderBy('finished_at', 'desc')

@@ -18,6 +18,7 @@ export async function recordEndedRun(db: Db, data: RunJobData, response: Executi
     convid: data.convid,
     agent_name: data.agentName,
     agent_version: null,
+    draft_id: data.draft?.id ?? null,
     principal_kind: data.caller.kind,
     principal_id: data.caller.id,
     request_id: data.requestId,

@@ -5,7 +5,10 @@ import type { PausedAsk, PauseState } from './schema.js';
 export interface NewPause {
   convid: string;
   agentName: string;
+  /** The published version that paused, or the draft's revision. */
   agentVersion: number;
+  /** The draft whose run paused (undefined for a published agent). */
+  draftId?: string;
   ask: AskInput;
   journal: unknown[];
   startState: PauseState;
@@ -21,6 +24,7 @@ function pauseValues(pause: NewPause) {
   return {
     agent_name: pause.agentName,
     agent_version: pause.agentVersion,
+    draft_id: pause.draftId ?? null,
     ask: JSON.stringify(pause.ask),
     journal: JSON.stringify(pause.journal),
     start_state: JSON.stringify(pause.startState),

@@ -1,5 +1,6 @@
 import type { ColumnType, Generated, Insertable, Selectable } from 'kysely';
 import type { AskInput, HistoryEntry, JsonObject, Plan, PrincipalKind, ResultCode, Role } from '../shared/api.js';
+import type { CompileError } from '../shared/compile-agent.js';
 import type { MailKind } from '../shared/mail-messages.js';
 
 /** jsonb columns: read as parsed JSON, written as a JSON string (pg would turn arrays into PG arrays). */
@@ -114,7 +115,10 @@ export interface PauseState {
 export interface PausedAsksTable {
   convid: string;
   agent_name: string;
+  /** The published version that paused, or for a draft run the draft's revision. */
   agent_version: number;
+  /** Set when a draft run paused: only that draft, at that revision, resumes it. */
+  draft_id: ColumnType<string | null, string | null | undefined, string | null>;
   ask: Jsonb<AskInput>;
   /** JournalEntry[]; password answers inside are encrypted. */
   journal: Jsonb<unknown[]>;
@@ -127,6 +131,8 @@ export interface ExecutionsTable {
   convid: string;
   agent_name: string;
   agent_version: number | null;
+  /** Set for a draft validation run (agent_version is then the draft's revision). */
+  draft_id: ColumnType<string | null, string | null | undefined, never>;
   principal_kind: PrincipalKind;
   principal_id: string;
   request_id: string | null;
@@ -137,6 +143,23 @@ export interface ExecutionsTable {
   started_at: Date;
   finished_at: Date;
   duration_ms: number;
+}
+
+export interface DraftsTable {
+  id: string;
+  owner_kind: PrincipalKind;
+  owner_id: string;
+  agent_name: string;
+  source: string;
+  validation_query: string;
+  /** Compiled code and its source map; null while the source does not compile. */
+  code: string | null;
+  source_map: string | null;
+  compile_errors: Jsonb<CompileError[]>;
+  /** 1 when created, +1 on every save. */
+  revision: number;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
 }
 
 /** One call made with a bearer key, for the usage report. */
@@ -175,6 +198,7 @@ export interface Database {
   email_code_failures: EmailCodeFailuresTable;
   mail_outbox: MailOutboxTable;
   usage_records: UsageRecordsTable;
+  drafts: DraftsTable;
 }
 
 export type User = Selectable<UsersTable>;
@@ -185,3 +209,4 @@ export type AgentVersion = Selectable<AgentVersionsTable>;
 export type Conversation = Selectable<ConversationsTable>;
 export type PausedAsk = Selectable<PausedAsksTable>;
 export type NewExecution = Insertable<ExecutionsTable>;
+export type Draft = Selectable<DraftsTable>;

@@ -5,6 +5,7 @@ import type { WebDeps } from './deps.js';
 import { adminRoutes } from './admin/admin.routes.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { convRoutes } from './conv/conv.routes.js';
+import { devRoutes } from './dev/dev.routes.js';
 import { execRoutes } from './exec/exec.routes.js';
 import { renderErrors } from './middleware/errors.js';
 import { requireJson } from './middleware/json-only.js';
@@ -26,7 +27,7 @@ export function createApp(deps: WebDeps): Koa {
   app.use(requireJson());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: String(deps.config.bodyLimitBytes), strict: true }));
 
-  for (const router of [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), adminRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  for (const router of [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
   app.use(() => {
     throw new AppError('notFound', 'No such endpoint.');
   });

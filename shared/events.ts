@@ -1,5 +1,6 @@
 import type { ExecutionResponse, OutputPart } from './api.js';
 import type { ErrorCode } from './errors.js';
+import type { TraceEvent } from './trace.js';
 
 /**
  * What a worker publishes to the web process about a run. `refused` means the run did not happen
@@ -9,6 +10,7 @@ import type { ErrorCode } from './errors.js';
 export type RunEvent =
   | { runId: string; event: 'part'; data: OutputPart }
   | { runId: string; event: 'delta'; data: { text: string } }
+  | { runId: string; event: 'trace'; data: TraceEvent }
   | { runId: string; event: 'end'; data: ExecutionResponse }
   | { runId: string; event: 'refused'; data: { code: ErrorCode; message: string } };
 

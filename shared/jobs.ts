@@ -22,5 +22,7 @@ export interface RunJobData {
   caller: Principal;
   /** The session (its row id, not its token) of a call made with a session cookie: the run ends `mustLogin` if it ends. */
   sessionId?: string;
+  /** A draft validation: the owner's draft runs instead of the published agent, with tracing on. */
+  draft?: { id: string };
   sealedInputs: string;
 }

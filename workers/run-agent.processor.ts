@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { ExecutionResponse, JsonObject } from '../shared/api.js';
 import { leaveTurn } from '../shared/conversation-turns.js';
+import { responseForJob } from '../shared/draft-validation.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import { recordEndedRun } from '../db/executions.repository.js';
@@ -36,6 +37,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       const sink: RunEventSink = {
         part: (part) => void publish({ event: 'part', data: part }).catch(report),
         delta: (text) => void publish({ event: 'delta', data: { text } }).catch(report),
+        trace: (event) => void publish({ event: 'trace', data: event }).catch(report),
       };
       const inputs = JSON.parse(deps.box.open(data.sealedInputs)) as JsonObject;
       const result = await executeRun(deps, data, inputs, sink, tracked.signal);
@@ -63,13 +65,13 @@ function replayMs(deps: ProcessorDeps): number {
  * nothing of it was committed, so the caller is told `unexpected` and the error report gets a row.
  */
 export async function reportFailedRun(deps: ProcessorDeps, data: RunJobData, reason: string): Promise<void> {
-  const response: ExecutionResponse = {
+  const response = responseForJob(data, {
     resultCode: 'unexpected',
     convid: data.convid,
     agentName: data.agentName,
     output: [],
     error: { message: 'The run ended unexpectedly.' },
-  };
+  });
   deps.logger.error({ runId: data.runId, requestId: data.requestId, reason }, 'run failed');
   void recordRunMetrics(deps.publisher, deps.config.queuePrefix, response.resultCode);
   await recordEndedRun(deps.db, data, response, reason).catch((err) => deps.logger.warn({ err, runId: data.runId }, 'failed run not recorded'));

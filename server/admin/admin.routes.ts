@@ -1,18 +1,17 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
-import type { Principal } from '../../shared/api.js';
 import { AppError, invalidRequest } from '../../shared/errors.js';
 import { findFailedExecutions } from '../../db/error-report.repository.js';
 import { findUsageRecords, sumUsage, type ReportRange } from '../../db/usage.repository.js';
 import type { WebDeps } from '../deps.js';
 import { authenticate } from '../middleware/authenticate.js';
+import { requireRole } from '../middleware/require-role.js';
 import { validateBody } from '../validate-body.js';
 import { reportBody, resolveReportRange } from './admin.schemas.js';
 
 /** /api/admin/*: reports (DESIGN §7), for admins only (session or key). */
 export function adminRoutes(deps: WebDeps): Router {
   const router = new Router({ prefix: '/api/admin' });
-  const adminOnly = [authenticate(deps), requireAdmin()];
+  const adminOnly = [authenticate(deps), requireRole(['admin'], 'Reports are for admins.')];
 
   router.post('/usageReport', ...adminOnly, async (ctx) => {
     const range = readRange(deps, validateBody(reportBody, ctx));
@@ -27,13 +26,6 @@ export function adminRoutes(deps: WebDeps): Router {
   });
 
   return router;
-}
-
-function requireAdmin(): Middleware {
-  return async (ctx, next) => {
-    if ((ctx.state.principal as Principal).role !== 'admin') throw new AppError('forbidden', 'Reports are for admins.');
-    await next();
-  };
 }
 
 function readRange(deps: WebDeps, body: { since?: Date | undefined; until?: Date | undefined }): ReportRange {

@@ -5,6 +5,7 @@ import { leaveTurn } from '../../shared/conversation-turns.js';
 import type { ControlMessage } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { createRunEventPublisher } from '../../shared/run-event-publisher.js';
+import { responseForJob } from '../../shared/draft-validation.js';
 import { recordEndedRun } from '../../db/executions.repository.js';
 import type { WebDeps } from '../deps.js';
 import { findActiveRuns } from './active-runs.js';
@@ -44,13 +45,13 @@ async function withdraw(job: Job<RunJobData>): Promise<boolean> {
 
 async function answerWithdrawn(deps: WebDeps, data: RunJobData): Promise<void> {
   const prefix = deps.config.queuePrefix;
-  const response: ExecutionResponse = {
+  const response = responseForJob(data, {
     resultCode: 'stopped',
     convid: data.convid,
     agentName: data.agentName,
     output: [],
     error: { message: 'the run was stopped' },
-  };
+  });
   await recordEndedRun(deps.db, data, response, 'cancelled before it started');
   if (data.turn) await leaveTurn(deps.redis, prefix, data.convid, data.turn);
   const publish = createRunEventPublisher(deps.redis, prefix, data, deps.config.streamReplaySeconds * 1000);

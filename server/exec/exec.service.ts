@@ -19,6 +19,8 @@ export interface ExecCall {
   /** True when the caller sent the request id (X-Request-Id) rather than the server making one up. */
   requestIdGiven: boolean;
   idempotencyKey?: string;
+  /** A draft validation: the caller's draft runs instead of the published agent, traced. */
+  draft?: { id: string };
 }
 
 /** A call's run as the web process sees it. */
@@ -133,6 +135,7 @@ async function enqueueRun(
     turn,
     caller: call.caller,
     ...(call.sessionId ? { sessionId: call.sessionId } : {}),
+    ...(call.draft ? { draft: call.draft } : {}),
     sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))),
   };
   try {

@@ -19,7 +19,7 @@ export interface StreamedRun {
 /** A streamed execAgent: starts the run (or joins it, for a retry with the same Idempotency-Key) and relays it. */
 export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall): Promise<void> {
   const run = await launchLoggedRun(deps, call);
-  if (run.storedResponse) return replayFinishedRun(ctx, run, run.storedResponse);
+  if (run.storedResponse) return streamFinishedRun(ctx, run, run.storedResponse);
   relayRun(deps, ctx, run, 0, run.finished);
 }
 
@@ -71,8 +71,11 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
   });
 }
 
-/** A retry that joined a run which has already ended: the stream is rebuilt from the stored response. */
-function replayFinishedRun(ctx: Context, run: StreamedRun, response: ExecutionResponse): void {
+/**
+ * A run that has already ended, as a stream rebuilt from its response: a retry that joined a finished
+ * run, or a draft validation answered without a run.
+ */
+export function streamFinishedRun(ctx: Context, run: StreamedRun, response: ExecutionResponse): void {
   const stream = openEventStream(ctx, run.runId);
   stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
   let id = 1;

@@ -114,7 +114,8 @@ export function createUsageRecorder(db: Db, logger: Logger, options: Partial<Usa
  * Records every call made with a bearer key once its response has finished (a stream at its end), so
  * it sees the final status as the error middleware set it. Calls without a service account (cookie
  * calls, failed authentication) are not recorded.
- * - agentName: the body's, when it is a valid agent name.
+ * - agentName: `ctx.state.agentName` (a draft validation names its draft's agent), else the body's
+ *   when it is a valid agent name.
  * - resultCode: `ctx.state.resultCode` (set by streams when their end event goes out), else a JSON
  *   body's `resultCode`.
  * - at: when the call arrived; durationMs: until its response finished.
@@ -134,7 +135,7 @@ export function recordUsage(recorder: UsageRecorder, clock: Clock): Middleware {
         name: typeof ctx.state.accountName === 'string' ? ctx.state.accountName : principal.id,
         role: principal.role,
         endpoint: ctx.path,
-        agentName: agentNameOf((ctx.request as { body?: unknown }).body),
+        agentName: typeof ctx.state.agentName === 'string' ? ctx.state.agentName : agentNameOf((ctx.request as { body?: unknown }).body),
         resultCode: typeof ctx.state.resultCode === 'string' ? (ctx.state.resultCode as ResultCode) : resultCodeOf(ctx.body),
         httpStatus: ctx.status,
         durationMs: Math.round(performance.now() - started),

@@ -5,6 +5,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { ErrorCode } from '../../shared/errors.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import type { SecretBox } from '../../shared/secret-box.js';
+import type { TraceEvent } from '../../shared/trace.js';
 import { turnArrivedAt, turnLifetimeMs, type ConversationTurns } from '../../shared/conversation-turns.js';
 import type { Db } from '../../db/database.js';
 import type { Conversation, NewExecution, PausedAsk, PauseState } from '../../db/schema.js';
@@ -14,11 +15,14 @@ import { recordFirstRun } from '../../db/first-run.repository.js';
 import { insertExecution } from '../../db/executions.repository.js';
 import type { IsolatePool } from '../sandbox/isolate-pool.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
-import type { JournalEntry, SandboxOutcome } from '../sandbox/sandbox.types.js';
+import type { JournalEntry, SandboxError, SandboxOutcome } from '../sandbox/sandbox.types.js';
 import type { AgentCode, AgentCodeCache } from './agent-code-cache.js';
+import { draftRunResponse, findDraftCode } from './draft-runs.js';
+import { responseForJob } from '../../shared/draft-validation.js';
 import { appendHistory, isExpired, isOwnedBy } from './conversation-rules.js';
 import { openJournal, sealJournal } from './sealed-journal.js';
-import { mapErrorToSource } from './source-position.js';
+import { createSourceMapper, mapErrorToSource, type SourceMapper } from './source-position.js';
+import { createTraceRecorder, passwordAnswers, type TraceRecorder } from './trace-recorder.js';
 import { validateAnswers } from './validate-answers.js';
 import { sessionEnded, stopOf } from '../sandbox/run-stop.js';
 import { sessionIsLive } from './session-watch.js';
@@ -37,6 +41,7 @@ export interface RunDeps {
 export interface RunEventSink {
   part(part: OutputPart): void;
   delta(text: string): void;
+  trace(event: TraceEvent): void;
 }
 
 export type RunResult =
@@ -107,9 +112,10 @@ async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sin
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs);
   if (!start) return agentNotFound(data);
-  const outcome = await confirmSession(deps, deps.db, data, await runAgent(deps, data, start, sink, signal));
+  const ran = await runAgent(deps, data, start, sink, signal);
+  const outcome = await confirmSession(deps, deps.db, data, ran.outcome);
   const kept = keptChanges(deps, data, undefined, start, outcome, startedAt);
-  const response = responseOf(data, start, outcome);
+  const response = responseOf(data, start, outcome, ran);
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: startedAt };
   const pause = kept?.pause.kind === 'save' ? kept.pause.pause : undefined;
   await recordFirstRun(deps.db, { conversation, state: kept?.state, pause, execution: executionRow(data, startedAt, start.agent.version, response) });
@@ -132,7 +138,7 @@ async function runLocked(
     return record(trx, data, startedAt, undefined, unknownConversation(data));
   }
   const pause = locked.pause;
-  if (pause && pause.agent_name !== data.agentName) return record(trx, data, startedAt, undefined, unknownConversation(data));
+  if (pause && !pausedBySameAgent(pause, data)) return record(trx, data, startedAt, undefined, unknownConversation(data));
 
   let answers: Answers | undefined;
   if (pause) {
@@ -147,15 +153,17 @@ async function runLocked(
   }
   const start = pause && answers ? await resumeFrom(deps, trx, pause, answers) : await freshStart(deps, trx, data, conversation, inputs);
   if (!start) return agentNotFound(data);
+  if (start === 'draftChanged') return record(trx, data, startedAt, undefined, draftChanged(data));
 
-  const outcome = await confirmSession(deps, trx, data, await runAgent(deps, data, start, sink, signal));
+  const ran = await runAgent(deps, data, start, sink, signal);
+  const outcome = await confirmSession(deps, trx, data, ran.outcome);
   const kept = keptChanges(deps, data, conversation, start, outcome, startedAt);
   if (kept) {
     await updateConversationState(trx, data.convid, kept.state, startedAt);
     if (kept.pause.kind === 'save') await savePause(trx, kept.pause.pause);
     else if (kept.pause.kind === 'delete') await deletePause(trx, data.convid);
   }
-  return record(trx, data, startedAt, start.agent.version, responseOf(data, start, outcome));
+  return record(trx, data, startedAt, start.agent.version, responseOf(data, start, outcome, ran));
 }
 
 /**
@@ -169,17 +177,37 @@ async function confirmSession(deps: RunDeps, db: Db, data: RunJobData, outcome: 
 }
 
 function agentNotFound(data: RunJobData): RunResult {
+  if (data.draft) return { kind: 'refused', code: 'draftNotFound', message: 'The draft is gone or no longer compiles; save it again.' };
   return { kind: 'refused', code: 'agentNotFound', message: `No agent is named ${data.agentName}.` };
 }
 
-function responseOf(data: RunJobData, start: RunStart, outcome: SandboxOutcome): ExecutionResponse {
-  const response = respond(data, outcome.resultCode, outcome.output, errorOf(outcome, start.agent));
-  if (outcome.resultCode === 'ask') response.askInput = outcome.askInput;
-  return response;
+/** A paused conversation resumes only with the agent that paused: the same name, and the same draft or none. */
+function pausedBySameAgent(pause: PausedAsk, data: RunJobData): boolean {
+  return pause.agent_name === data.agentName && (pause.draft_id ?? undefined) === data.draft?.id;
 }
 
-function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal): Promise<SandboxOutcome> {
-  return runSandbox({
+/** How a run went: its outcome, where its positions are in the source, and for a draft what it traced. */
+interface Ran {
+  outcome: SandboxOutcome;
+  toSource: SourceMapper;
+  trace?: TraceRecorder;
+}
+
+function responseOf(data: RunJobData, start: RunStart, outcome: SandboxOutcome, ran: Ran): ExecutionResponse {
+  const error = 'error' in outcome ? outcome.error : undefined;
+  const response = plainResponse(data, outcome.resultCode, outcome.output, error && publicError(mapErrorToSource(error, ran.toSource)));
+  if (outcome.resultCode === 'ask') response.askInput = outcome.askInput;
+  if (!data.draft) return response;
+  return draftRunResponse(data, response, { error, toSource: ran.toSource, trace: ran.trace?.events ?? [] });
+}
+
+async function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal): Promise<Ran> {
+  const toSource = createSourceMapper(start.agent.sourceMap);
+  // A streamed validation sends each trace event as it happens; a non-streamed one answers with them all.
+  const trace = data.draft
+    ? createTraceRecorder({ toSource, secrets: passwordAnswers(start.journal), emit: data.events.kind === 'log' ? sink.trace : undefined })
+    : undefined;
+  const outcome = await runSandbox({
     code: start.agent.code,
     agentName: data.agentName,
     convid: data.convid,
@@ -196,7 +224,9 @@ function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEve
     httpAllow: deps.config.agentHttpAllow,
     onPart: data.events.kind === 'log' ? sink.part : undefined,
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,
+    onTrace: trace?.onTrace,
   }, deps.isolates);
+  return { outcome, toSource, trace };
 }
 
 async function freshStart(
@@ -206,7 +236,7 @@ async function freshStart(
   conversation: Conversation | undefined,
   inputs: JsonObject,
 ): Promise<RunStart | undefined> {
-  const agent = await deps.agents.latest(trx, data.agentName);
+  const agent = data.draft ? await findDraftCode(trx, data.draft.id) : await deps.agents.latest(trx, data.agentName);
   if (!agent) return undefined;
   const state: PauseState = {
     inputs,
@@ -218,10 +248,14 @@ async function freshStart(
   return { agent, state, journal: [], resuming: false };
 }
 
-/** The paused run starts again from its recorded state; the ask it paused on gets the answers. */
-async function resumeFrom(deps: RunDeps, trx: Db, pause: PausedAsk, answers: Answers): Promise<RunStart | undefined> {
-  const agent = await deps.agents.version(trx, pause.agent_name, pause.agent_version);
+/**
+ * The paused run starts again from its recorded state; the ask it paused on gets the answers. A draft's
+ * pause resumes only with the revision that made it.
+ */
+async function resumeFrom(deps: RunDeps, trx: Db, pause: PausedAsk, answers: Answers): Promise<RunStart | 'draftChanged' | undefined> {
+  const agent = pause.draft_id ? await findDraftCode(trx, pause.draft_id) : await deps.agents.version(trx, pause.agent_name, pause.agent_version);
   if (!agent) return undefined;
+  if (pause.draft_id && agent.version !== pause.agent_version) return 'draftChanged';
   const journal = openJournal(deps.box, pause.journal);
   const last = journal[journal.length - 1];
   if (last?.op === 'ask') journal[journal.length - 1] = { ...last, answers };
@@ -258,6 +292,7 @@ function keptChanges(
     convid: data.convid,
     agentName: data.agentName,
     agentVersion: start.agent.version,
+    ...(data.draft ? { draftId: data.draft.id } : {}),
     ask: outcome.askInput,
     journal: sealJournal(deps.box, outcome.journal),
     startState: start.state,
@@ -266,11 +301,18 @@ function keptChanges(
   return { state, pause: { kind: 'save', pause } };
 }
 
-function errorOf(outcome: SandboxOutcome, agent: AgentCode): ExecutionResponse['error'] {
-  return 'error' in outcome ? mapErrorToSource(outcome.error, agent.sourceMap) : undefined;
+/** The error as a response carries it: no stack (a draft validation shows it as runtimeError). */
+function publicError({ stack: _stack, ...error }: SandboxError): ExecutionResponse['error'] {
+  return error;
 }
 
+/** A response made without a run of the agent (or before it): a draft validation's gets the validation fields too. */
 function respond(data: RunJobData, resultCode: ResultCode, output: OutputPart[], error?: ExecutionResponse['error']): ExecutionResponse {
+  const response = plainResponse(data, resultCode, output, error);
+  return responseForJob(data, response);
+}
+
+function plainResponse(data: RunJobData, resultCode: ResultCode, output: OutputPart[], error?: ExecutionResponse['error']): ExecutionResponse {
   const response: ExecutionResponse = { resultCode, convid: data.convid, agentName: data.agentName, output };
   if (error) response.error = error;
   return response;
@@ -278,6 +320,10 @@ function respond(data: RunJobData, resultCode: ResultCode, output: OutputPart[],
 
 function unknownConversation(data: RunJobData): ExecutionResponse {
   return respond(data, 'unknownConversation', [], { message: 'The conversation is unknown, expired, or paused by another agent.' });
+}
+
+function draftChanged(data: RunJobData): ExecutionResponse {
+  return respond(data, 'unknownConversation', [], { message: 'The draft was saved again after this conversation paused; start a new validation.' });
 }
 
 /** Writes the execution record (in the run's transaction, when it has one). */
@@ -293,12 +339,14 @@ function executionRow(data: RunJobData, startedAt: Date, version: number | undef
     convid: data.convid,
     agent_name: data.agentName,
     agent_version: version ?? null,
+    draft_id: data.draft?.id ?? null,
     principal_kind: data.caller.kind,
     principal_id: data.caller.id,
     request_id: data.requestId,
     result_code: response.resultCode,
     error_message: response.error?.message ?? null,
-    response: JSON.stringify(response),
+    // A draft's trace is left out: it can be large, and only the live answer needs it.
+    response: JSON.stringify({ ...response, trace: undefined }),
     started_at: startedAt,
     finished_at: finishedAt,
     duration_ms: Math.max(0, finishedAt.getTime() - startedAt.getTime()),

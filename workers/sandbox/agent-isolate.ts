@@ -94,6 +94,7 @@ export async function runInAgentIsolate(agent: AgentIsolate, session: Session): 
     vars: run.vars,
     conv: run.conv,
     randomSeed: run.randomSeed,
+    trace: run.onTrace !== undefined,
   };
   try {
     const text: unknown = await agent.start.apply(undefined, [token, JSON.stringify(config)], { result: { promise: true, copy: true } });

@@ -2,7 +2,10 @@ import type { ThrownDescription } from './error-codes.js';
 import type { SandboxRun } from './sandbox.types.js';
 
 /** What one run's `sys` is built from; passed into the isolate as one JSON string per run. */
-export type RunConfig = Pick<SandboxRun, 'agentName' | 'convid' | 'inputs' | 'caller' | 'history' | 'vars' | 'conv' | 'randomSeed'>;
+export type RunConfig = Pick<SandboxRun, 'agentName' | 'convid' | 'inputs' | 'caller' | 'history' | 'vars' | 'conv' | 'randomSeed'> & {
+  /** Every sys call carries the site it was made from, and sys.vars / sys.conv report their changes. */
+  trace: boolean;
+};
 
 /**
  * How a run ended inside the isolate (the JSON `start` resolves to). `reusable`: nothing of the run
@@ -51,6 +54,13 @@ const keysOf = Object.keys;
 const regExpExec = RegExp.prototype.exec;
 const emptyPattern = /(?:)/;
 const fetchErrors = new WeakSet();
+const RealProxy = Proxy;
+const RealWeakMap = WeakMap;
+const reflectGet = Reflect.get;
+const reflectSet = Reflect.set;
+const reflectHas = Reflect.has;
+const reflectDelete = Reflect.deleteProperty;
+const concat = Array.prototype.concat;
 
 // Structured stack traces hand out the receivers of frames; keep agents from installing a hook.
 Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: false, configurable: false });
@@ -59,7 +69,7 @@ Object.defineProperty(Error, 'prepareStackTrace', { value: undefined, writable: 
 // current one, so a promise left over from an earlier run cannot act in a later one. Date and
 // console are globals and speak for the current run. 'pending' counts the run's async host calls
 // not yet settled in here.
-let current = { token: 0, pending: 0 };
+let current = { token: 0, pending: 0, trace: false };
 
 function reply(text) {
   const answer = parseJson(text);
@@ -104,7 +114,7 @@ Object.defineProperty(Math, 'random', { value: random, writable: true, configura
 
 // Date.now(), new Date() and Date() read the journaled clock; other forms are pure.
 function clock() {
-  return callSync(current, 'now', {});
+  return callSync(current, 'now', traced(current, {}));
 }
 function JournaledDate(...args) {
   if (new.target === undefined) return new RealDate(clock()).toString();
@@ -132,8 +142,83 @@ function formatLine(args) {
   return args.map(describeValue).join(' ');
 }
 
+// Tracing (draft validation): where in the agent a sys call was made, from a stack captured here.
+// The first frame in the agent's file is the caller; the limit is raised for the capture only.
+const sitePattern = /\bagent\.js:(\d+):(\d+)/;
+function callSite() {
+  try {
+    const limit = RealError.stackTraceLimit;
+    RealError.stackTraceLimit = 50;
+    const stack = new RealError().stack;
+    RealError.stackTraceLimit = limit;
+    const match = typeof stack === 'string' ? apply(regExpExec, sitePattern, [stack]) : null;
+    return match ? { line: +match[1], column: +match[2] } : null;
+  } catch {
+    return null;
+  }
+}
+
+function traced(run, payload) {
+  if (run.trace) payload.site = callSite();
+  return payload;
+}
+
+// Reports one change of sys.vars or sys.conv. A value JSON cannot hold is reported by a placeholder.
+function traceVar(run, scope, path, op, value) {
+  const change = { scope, path, op, site: callSite() };
+  if (op === 'set') change.value = value === undefined ? null : value;
+  try {
+    toJson(change);
+  } catch {
+    change.value = '[not JSON]';
+  }
+  callSync(run, 'trace', change);
+}
+
+// sys.vars and sys.conv of a traced run: proxies that report every set and delete, at any depth,
+// with the path from the top. Values stored are the plain objects, never the proxies.
+function watchVariables(run, scope, root) {
+  const proxies = new RealWeakMap();
+  const targets = new RealWeakMap();
+  function watch(target, path) {
+    if (target === null || typeof target !== 'object') return target;
+    const known = proxies.get(target);
+    if (known) return known;
+    const proxy = new RealProxy(target, {
+      get(t, key) {
+        const value = reflectGet(t, key);
+        return typeof key === 'string' ? watch(value, apply(concat, path, [key])) : value;
+      },
+      set(t, key, value) {
+        const plain = value !== null && typeof value === 'object' && targets.has(value) ? targets.get(value) : value;
+        const done = reflectSet(t, key, plain);
+        // An array's length follows from the element changes already reported (push, splice).
+        if (done && typeof key === 'string' && !(key === 'length' && isArray(t))) traceVar(run, scope, apply(concat, path, [key]), 'set', plain);
+        return done;
+      },
+      deleteProperty(t, key) {
+        const had = reflectHas(t, key);
+        const done = reflectDelete(t, key);
+        if (done && had && typeof key === 'string') traceVar(run, scope, apply(concat, path, [key]), 'delete');
+        return done;
+      },
+    });
+    proxies.set(target, proxy);
+    targets.set(proxy, target);
+    return proxy;
+  }
+  let top = watch(root, []);
+  return {
+    get() { return top; },
+    set(value) {
+      traceVar(run, scope, [], 'set', value);
+      top = watch(value, []);
+    },
+  };
+}
+
 // console exists in a bare V8 context but prints nowhere; make it an alias of sys.log.
-const consoleLog = (...args) => { callSync(current, 'log', { line: formatLine(args) }); };
+const consoleLog = (...args) => { callSync(current, 'log', traced(current, { line: formatLine(args) })); };
 const agentConsole = { log: consoleLog, info: consoleLog, warn: consoleLog, error: consoleLog, debug: consoleLog };
 Object.defineProperty(globalThis, 'console', { value: agentConsole, writable: true, configurable: true });
 
@@ -171,19 +256,19 @@ function makeSys(run, config) {
     vars: config.vars,
     conv: config.conv,
     history: config.history,
-    say(markdown) { callSync(run, 'say', { text: String(markdown) }); },
-    html(html) { callSync(run, 'html', { html: String(html) }); },
+    say(markdown) { callSync(run, 'say', traced(run, { text: String(markdown) })); },
+    html(html) { callSync(run, 'html', traced(run, { html: String(html) })); },
     image(source, mimeType) {
-      callSync(run, 'image', { source: String(source), mimeType: mimeType === undefined ? null : mimeType });
+      callSync(run, 'image', traced(run, { source: String(source), mimeType: mimeType === undefined ? null : mimeType }));
     },
-    write(text) { callSync(run, 'write', { text: String(text) }); },
-    log(...args) { callSync(run, 'log', { line: formatLine(args) }); },
+    write(text) { callSync(run, 'write', traced(run, { text: String(text) })); },
+    log(...args) { callSync(run, 'log', traced(run, { line: formatLine(args) })); },
     fail(message) {
-      callSync(run, 'fail', { message: String(message) });
+      callSync(run, 'fail', traced(run, { message: String(message) }));
       throw new RealError(String(message)); // the run has already ended; this only unwinds
     },
-    now() { return callSync(run, 'now', {}); },
-    async sleep(ms) { await callAsync(run, 'sleep', { ms }); },
+    now() { return callSync(run, 'now', traced(run, {})); },
+    async sleep(ms) { await callAsync(run, 'sleep', traced(run, { ms })); },
     async fetch(url, init) {
       const options = init === undefined || init === null ? {} : init;
       const request = {
@@ -193,14 +278,18 @@ function makeSys(run, config) {
         body: options.body === undefined ? null : options.body,
         timeoutMs: options.timeoutMs === undefined ? null : options.timeoutMs,
       };
-      return makeResponse(await callAsync(run, 'fetch', request));
+      return makeResponse(await callAsync(run, 'fetch', traced(run, request)));
     },
     async ask(spec) {
       const vars = jsonText(sys.vars, 'sys.vars');
       const conv = jsonText(sys.conv, 'sys.conv');
-      return callAsync(run, 'ask', { spec, vars, conv });
+      return callAsync(run, 'ask', traced(run, { spec, vars, conv }));
     },
   };
+  if (run.trace) {
+    Object.defineProperty(sys, 'vars', { ...watchVariables(run, 'vars', config.vars), enumerable: true });
+    Object.defineProperty(sys, 'conv', { ...watchVariables(run, 'conv', config.conv), enumerable: true });
+  }
   return sys;
 }
 
@@ -293,7 +382,7 @@ async function runAgent(sys) {
 async function startRun(token, configText) {
   if (!checked(noNewGlobals)) return toJson({ kind: 'dirty' });
   const config = parseJson(configText);
-  const run = { token, pending: 0 };
+  const run = { token, pending: 0, trace: config.trace === true };
   current = run;
   seed = config.randomSeed >>> 0;
   // RegExp.$1 and friends are context-wide; clear what the previous run matched.

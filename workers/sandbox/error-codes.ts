@@ -42,7 +42,7 @@ const codeByKind: Record<ThrownDescription['kind'], FailureCode> = {
 export function classifyThrown(thrown: ThrownDescription): Failure {
   const prefixed = thrown.kind !== 'fetch' && thrown.name !== '' && thrown.name !== 'Error';
   const message = prefixed ? `${thrown.name}: ${thrown.message}` : thrown.message;
-  return { resultCode: codeByKind[thrown.kind], error: { message, ...locateInAgent(thrown.stack) } };
+  return { resultCode: codeByKind[thrown.kind], error: { message, ...locateInAgent(thrown.stack), ...(thrown.stack ? { stack: thrown.stack } : {}) } };
 }
 
 /** Line and column of the innermost stack frame in the agent's compiled code (1-based, as V8 prints them). */

@@ -4,6 +4,7 @@ import { isReplaying } from './journal.js';
 import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
 import { addPart, imagePart, writeText, type OutputChange } from './output.js';
 import { emitChange, hasEnded, type Session } from './session.js';
+import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from './trace-calls.js';
 
 /**
  * The host end of the sys bridge. The isolate calls `handleSyncCall` / `handleAsyncCall` with an op
@@ -23,6 +24,7 @@ const syncOps: Record<string, (session: Session, payload: Payload) => unknown> =
   log: (session, p) => logLine(session, stringField(p, 'line')),
   fail: (session, p) => session.end({ resultCode: 'failCommand', error: { message: stringField(p, 'message') } }),
   now: (session) => callNow(session),
+  trace: (session, p) => (isTracing(session) ? traceVariableChange(session, p) : undefined),
 };
 
 const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<unknown>> = {
@@ -35,7 +37,9 @@ export function handleSyncCall(session: Session, op: unknown, payloadText: unkno
   try {
     const handler = typeof op === 'string' ? syncOps[op] : undefined;
     if (!handler || hasEnded(session)) return haltReply();
-    return JSON.stringify({ ok: true, value: handler(session, parsePayload(payloadText)) ?? null });
+    const payload = parsePayload(payloadText);
+    const value = isTracing(session) ? traceSyncCall(session, op as string, payload, () => handler(session, payload)) : handler(session, payload);
+    return JSON.stringify({ ok: true, value: value ?? null });
   } catch (err) {
     return replyWithError(session, err);
   }
@@ -45,7 +49,8 @@ export async function handleAsyncCall(session: Session, op: unknown, payloadText
   try {
     const handler = typeof op === 'string' ? asyncOps[op] : undefined;
     if (!handler || hasEnded(session)) return haltReply();
-    const value = await handler(session, parsePayload(payloadText));
+    const payload = parsePayload(payloadText);
+    const value = isTracing(session) ? await traceAsyncCall(session, op as string, payload, () => handler(session, payload)) : await handler(session, payload);
     return JSON.stringify({ ok: true, value: value ?? null });
   } catch (err) {
     return replyWithError(session, err);

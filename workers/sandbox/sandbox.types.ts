@@ -1,3 +1,4 @@
+import type { TracedCall } from '../../shared/trace.js';
 import type { AskInput, Answers, HistoryEntry, JsonObject, OutputPart, PrincipalKind, Role } from '../../shared/api.js';
 
 /** What sys.fetch returned, as recorded for replay. */
@@ -23,7 +24,28 @@ export interface SandboxError {
   message: string;
   line?: number;
   column?: number;
+  /** The stack the agent's error carried, in the compiled code's positions (draft validation shows it). */
+  stack?: string;
 }
+
+/** Where in the compiled code something happened (1-based), when the sandbox could place it. */
+export interface CodeSite {
+  line: number;
+  column: number;
+}
+
+/**
+ * What a traced run reports (draft validation), in the order it happens and with the compiled code's
+ * positions: sys calls and what they returned, changes to sys.vars / sys.conv, log lines. Nothing is
+ * reported while a resumed run replays up to its ask.
+ */
+export type SandboxTrace = { site: CodeSite | null } & (
+  | { kind: 'call'; name: TracedCall; args: unknown }
+  /** `call`: what onTrace returned for the call event; null when the call was made while replaying. */
+  | { kind: 'result'; name: TracedCall; call: number | null; value?: unknown; error?: string }
+  | { kind: 'var'; scope: 'vars' | 'conv'; path: string[]; op: 'set' | 'delete'; value?: unknown }
+  | { kind: 'log'; text: string }
+);
 
 export interface SandboxRun {
   /** Output of compileAgent. */
@@ -54,6 +76,11 @@ export interface SandboxRun {
   /** Called when sys.write appends to the current text part. */
   onDelta?: (text: string) => void;
   onLog?: (line: string) => void;
+  /**
+   * Turns tracing on (slower: every sys call records where it was made). Returns the event's number,
+   * which a later `result` event refers to; undefined when the event was not kept.
+   */
+  onTrace?: (event: SandboxTrace) => number | undefined;
 }
 
 export type SandboxOutcome =

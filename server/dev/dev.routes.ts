@@ -1,0 +1,41 @@
+import Router from '@koa/router';
+import type { WebDeps } from '../deps.js';
+import { authenticate } from '../middleware/authenticate.js';
+import { requireRole } from '../middleware/require-role.js';
+import { validateBody } from '../validate-body.js';
+import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from './dev.schemas.js';
+import { describeDraft, listAgentsAndDrafts, loadDraft, publishDraft, saveDraft } from './drafts.service.js';
+import { validateDraft } from './validation.service.js';
+
+/** /api/dev/*: drafts and their validation (DESIGN §5), for developers and admins (session or key). */
+export function devRoutes(deps: WebDeps): Router {
+  const router = new Router({ prefix: '/api/dev' });
+  const developersOnly = [authenticate(deps), requireRole(['developer', 'admin'], 'Drafts are for developers and admins.')];
+
+  router.post('/saveDraft', ...developersOnly, async (ctx) => {
+    ctx.body = await saveDraft(deps, ctx.state.principal, validateBody(saveDraftBody, ctx));
+  });
+
+  router.post('/getDraft', ...developersOnly, async (ctx) => {
+    const { draftid } = validateBody(draftBody, ctx);
+    ctx.body = describeDraft(await loadDraft(deps, ctx.state.principal, draftid));
+  });
+
+  router.post('/publishDraft', ...developersOnly, async (ctx) => {
+    const { draftid } = validateBody(draftBody, ctx);
+    ctx.body = await publishDraft(deps, ctx.state.principal, draftid);
+  });
+
+  router.post('/listAgents', ...developersOnly, async (ctx) => {
+    validateBody(listAgentsBody, ctx);
+    ctx.body = await listAgentsAndDrafts(deps, ctx.state.principal);
+  });
+
+  router.post('/validateDraftStream', ...developersOnly, async (ctx) => {
+    const body = validateBody(validateDraftBody, ctx);
+    const call = { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven };
+    await validateDraft(deps, ctx, call);
+  });
+
+  return router;
+}

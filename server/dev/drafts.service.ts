@@ -1,0 +1,77 @@
+import { randomUUID } from 'node:crypto';
+import type { Principal } from '../../shared/api.js';
+import { compileAgent, type CompileError } from '../../shared/compile-agent.js';
+import { AppError } from '../../shared/errors.js';
+import { insertAgentVersion, listPublishedAgents } from '../../db/agents.repository.js';
+import { findDraft, insertDraft, listDrafts, updateDraft, type DraftContent } from '../../db/drafts.repository.js';
+import type { Draft } from '../../db/schema.js';
+import type { WebDeps } from '../deps.js';
+import type { SaveDraftBody } from './dev.schemas.js';
+
+/** Drafts (DESIGN §5): each belongs to the principal that saved it; nobody else can see or run it. */
+
+/** How many drafts listAgents returns (the newest). */
+const listedDrafts = 200;
+
+/** Compiles the source and stores it: a new draft without draftid, else a new revision of the caller's draft. */
+export async function saveDraft(deps: WebDeps, caller: Principal, body: SaveDraftBody): Promise<{ draftid: string; compileErrors: CompileError[] }> {
+  const compiled = await compileAgent(body.source, `${body.agentName}.ts`);
+  const content: DraftContent = {
+    agentName: body.agentName,
+    source: body.source,
+    validationQuery: body.validationQuery,
+    code: compiled.ok ? compiled.code : null,
+    sourceMap: compiled.ok ? compiled.sourceMap : null,
+    compileErrors: compiled.ok ? [] : compiled.errors,
+  };
+  const now = deps.clock.now();
+  const draftid = body.draftid ?? randomUUID();
+  if (body.draftid === undefined) await insertDraft(deps.db, draftid, caller, content, now);
+  else if (!(await updateDraft(deps.db, draftid, caller, content, now))) throw draftNotFound();
+  return { draftid, compileErrors: content.compileErrors };
+}
+
+/** The caller's draft, or a 404 draftNotFound (also for another caller's draft: existence is not revealed). */
+export async function loadDraft(deps: WebDeps, caller: Principal, draftid: string): Promise<Draft> {
+  const draft = await findDraft(deps.db, draftid, caller);
+  if (!draft) throw draftNotFound();
+  return draft;
+}
+
+export function describeDraft(draft: Draft) {
+  return {
+    draftid: draft.id,
+    agentName: draft.agent_name,
+    source: draft.source,
+    validationQuery: draft.validation_query,
+    compileErrors: draft.compile_errors,
+    revision: draft.revision,
+    updatedAt: draft.updated_at.toISOString(),
+  };
+}
+
+/** Publishes the draft's latest save as the agent's next version; a draft that does not compile is refused. */
+export async function publishDraft(deps: WebDeps, caller: Principal, draftid: string): Promise<{ agentName: string; version: number }> {
+  const draft = await loadDraft(deps, caller, draftid);
+  if (draft.code === null) {
+    throw new AppError('invalidRequest', 'The draft does not compile; fix its compile errors and save it first.', {
+      fields: { draftid: 'names a draft that does not compile' },
+      compileErrors: draft.compile_errors,
+    });
+  }
+  const version = await insertAgentVersion(deps.db, draft.agent_name, { source: draft.source, code: draft.code, sourceMap: draft.source_map ?? '' });
+  return { agentName: draft.agent_name, version };
+}
+
+/** The published agents, and the caller's newest drafts. */
+export async function listAgentsAndDrafts(deps: WebDeps, caller: Principal) {
+  const [agents, drafts] = await Promise.all([listPublishedAgents(deps.db), listDrafts(deps.db, caller, listedDrafts)]);
+  return {
+    agents: agents.map((agent) => ({ agentName: agent.name, version: agent.latest_version, publishedAt: agent.updated_at.toISOString() })),
+    drafts: drafts.map((draft) => ({ draftid: draft.id, agentName: draft.agent_name, compiles: draft.compiles, updatedAt: draft.updated_at.toISOString() })),
+  };
+}
+
+function draftNotFound(): AppError {
+  return new AppError('draftNotFound', 'No draft of yours has this draftid.');
+}
