@@ -1,56 +1,19 @@
 import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
-import type { ParseArgsConfig } from 'node:util';
 import { agentNamePattern, plans, roles, type Plan, type Role } from '../shared/api.js';
 import { compileAgent } from '../shared/compile-agent.js';
-import type { Config } from '../shared/config.js';
-import type { Logger } from '../shared/logger.js';
 import { hashPassword } from '../shared/password-hash.js';
 import { failedPasswordRules, passwordRules } from '../shared/password-rules.js';
 import { generateServiceAccountKey } from '../shared/service-account-key.js';
-import { migrateToLatest, type Db } from '../db/database.js';
+import { migrateToLatest } from '../db/database.js';
 import { insertAgentVersion } from '../db/agents.repository.js';
 import { deleteServiceAccount, insertServiceAccount, replaceServiceAccountKey } from '../db/service-accounts.repository.js';
 import { insertUser } from '../db/users.repository.js';
 import { findFailedExecutions } from '../db/error-report.repository.js';
 import { findUsageRecords, reportRowLimit, sumUsage, type ReportRange } from '../db/usage.repository.js';
 import { resolveReportRange } from '../server/admin/admin.schemas.js';
-
-/** A failure the user caused (bad option, unknown name): printed without a stack. */
-export class CommandError extends Error {
-  override name = 'CommandError';
-}
-
-export interface CommandContext {
-  config: Config;
-  db: Db;
-  logger: Logger;
-  values: Record<string, string | boolean | undefined>;
-  positionals: string[];
-}
-
-export interface CommandResult {
-  text: string;
-  json: unknown;
-  exitCode?: number;
-}
-
-export interface Command {
-  options: NonNullable<ParseArgsConfig['options']>;
-  run(context: CommandContext): Promise<CommandResult>;
-}
-
-function required(context: CommandContext, name: string): string {
-  const value = context.values[name];
-  if (typeof value !== 'string' || !value.trim()) throw new CommandError(`--${name} is required`);
-  return value.trim();
-}
-
-function oneOf<T extends string>(context: CommandContext, name: string, allowed: readonly T[], fallback: T): T {
-  const value = context.values[name] ?? fallback;
-  if (!allowed.includes(value as T)) throw new CommandError(`--${name} must be one of: ${allowed.join(', ')}`);
-  return value as T;
-}
+import { CommandError, oneOf, required, type Command, type CommandContext } from './command.js';
+import { saveDraft } from './drafts.command.js';
 
 const migrate: Command = {
   options: {},
@@ -217,6 +180,7 @@ export const commands: Record<string, Command> = {
   'service-accounts:rotate': rotateServiceAccount,
   'service-accounts:delete': deleteAccount,
   'agents:publish': publishAgents,
+  'drafts:save': saveDraft,
   'reports:usage': usageReport,
   'reports:errors': errorReport,
 };

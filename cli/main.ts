@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { createDb, ensureDatabase, migrateToLatest, type Db } from '../db/database.js';
-import { commands, CommandError, type CommandContext } from './commands.js';
+import { CommandError, type CommandContext } from './command.js';
+import { commands } from './commands.js';
 
 /**
  * `npm run cli -- <command> [options] [--json]` (DESIGN §8). Prints a readable summary, or one JSON

@@ -147,8 +147,9 @@ export interface ExecutionsTable {
 
 export interface DraftsTable {
   id: string;
-  owner_kind: PrincipalKind;
-  owner_id: string;
+  /** Who saved it last; null when saved from the command line. */
+  saved_by_kind: PrincipalKind | null;
+  saved_by_id: string | null;
   agent_name: string;
   source: string;
   validation_query: string;

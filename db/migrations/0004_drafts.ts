@@ -1,8 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Drafts (DESIGN §5): an agent's source being developed, owned by the principal that saved it, with
- * its compiled code (null when it does not compile) and the compile errors. A pause made by a draft
+ * Drafts (DESIGN §5): an agent's source being developed, shared by the developers and admins, with
+ * who saved it last (null from the command line), its compiled code (null when it does not compile)
+ * and the compile errors. A pause made by a draft
  * run names the draft and the revision that made it, so only that revision resumes it; executions of
  * draft runs name the draft so reports can tell them apart.
  */
@@ -10,8 +11,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('drafts')
     .addColumn('id', 'uuid', (c) => c.primaryKey())
-    .addColumn('owner_kind', 'text', (c) => c.notNull())
-    .addColumn('owner_id', 'uuid', (c) => c.notNull())
+    .addColumn('saved_by_kind', 'text')
+    .addColumn('saved_by_id', 'uuid')
     .addColumn('agent_name', 'text', (c) => c.notNull())
     .addColumn('source', 'text', (c) => c.notNull())
     .addColumn('validation_query', 'text', (c) => c.notNull())
@@ -22,7 +23,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema.createIndex('drafts_owner_idx').on('drafts').columns(['owner_kind', 'owner_id', 'updated_at']).execute();
+  await db.schema.createIndex('drafts_updated_at_idx').on('drafts').column('updated_at').execute();
   await db.schema.alterTable('paused_asks').addColumn('draft_id', 'uuid').execute();
   await db.schema.alterTable('executions').addColumn('draft_id', 'uuid').execute();
 }

@@ -18,17 +18,17 @@ export function devRoutes(deps: WebDeps): Router {
 
   router.post('/getDraft', ...developersOnly, async (ctx) => {
     const { draftid } = validateBody(draftBody, ctx);
-    ctx.body = describeDraft(await loadDraft(deps, ctx.state.principal, draftid));
+    ctx.body = describeDraft(await loadDraft(deps, draftid));
   });
 
   router.post('/publishDraft', ...developersOnly, async (ctx) => {
     const { draftid } = validateBody(draftBody, ctx);
-    ctx.body = await publishDraft(deps, ctx.state.principal, draftid);
+    ctx.body = await publishDraft(deps, draftid);
   });
 
   router.post('/listAgents', ...developersOnly, async (ctx) => {
     validateBody(listAgentsBody, ctx);
-    ctx.body = await listAgentsAndDrafts(deps, ctx.state.principal);
+    ctx.body = await listAgentsAndDrafts(deps);
   });
 
   router.post('/validateDraftStream', ...developersOnly, async (ctx) => {

@@ -8,13 +8,18 @@ import type { Draft } from '../../db/schema.js';
 import type { WebDeps } from '../deps.js';
 import type { SaveDraftBody } from './dev.schemas.js';
 
-/** Drafts (DESIGN §5): each belongs to the principal that saved it; nobody else can see or run it. */
+/**
+ * Drafts (DESIGN §5): shared by the developers and admins, like the agents they become; each remembers
+ * who saved it last. The command line saves them too (drafts:save).
+ */
+
+type DraftDeps = Pick<WebDeps, 'db' | 'clock'>;
 
 /** How many drafts listAgents returns (the newest). */
 const listedDrafts = 200;
 
-/** Compiles the source and stores it: a new draft without draftid, else a new revision of the caller's draft. */
-export async function saveDraft(deps: WebDeps, caller: Principal, body: SaveDraftBody): Promise<{ draftid: string; compileErrors: CompileError[] }> {
+/** Compiles the source and stores it: a new draft without draftid, else a new revision of that draft. */
+export async function saveDraft(deps: DraftDeps, savedBy: Principal | null, body: SaveDraftBody): Promise<{ draftid: string; compileErrors: CompileError[] }> {
   const compiled = await compileAgent(body.source, `${body.agentName}.ts`);
   const content: DraftContent = {
     agentName: body.agentName,
@@ -26,14 +31,15 @@ export async function saveDraft(deps: WebDeps, caller: Principal, body: SaveDraf
   };
   const now = deps.clock.now();
   const draftid = body.draftid ?? randomUUID();
-  if (body.draftid === undefined) await insertDraft(deps.db, draftid, caller, content, now);
-  else if (!(await updateDraft(deps.db, draftid, caller, content, now))) throw draftNotFound();
+  const saver = savedBy && { kind: savedBy.kind, id: savedBy.id };
+  if (body.draftid === undefined) await insertDraft(deps.db, draftid, saver, content, now);
+  else if (!(await updateDraft(deps.db, draftid, saver, content, now))) throw draftNotFound();
   return { draftid, compileErrors: content.compileErrors };
 }
 
-/** The caller's draft, or a 404 draftNotFound (also for another caller's draft: existence is not revealed). */
-export async function loadDraft(deps: WebDeps, caller: Principal, draftid: string): Promise<Draft> {
-  const draft = await findDraft(deps.db, draftid, caller);
+/** The draft, or a 404 draftNotFound. */
+export async function loadDraft(deps: DraftDeps, draftid: string): Promise<Draft> {
+  const draft = await findDraft(deps.db, draftid);
   if (!draft) throw draftNotFound();
   return draft;
 }
@@ -51,8 +57,8 @@ export function describeDraft(draft: Draft) {
 }
 
 /** Publishes the draft's latest save as the agent's next version; a draft that does not compile is refused. */
-export async function publishDraft(deps: WebDeps, caller: Principal, draftid: string): Promise<{ agentName: string; version: number }> {
-  const draft = await loadDraft(deps, caller, draftid);
+export async function publishDraft(deps: DraftDeps, draftid: string): Promise<{ agentName: string; version: number }> {
+  const draft = await loadDraft(deps, draftid);
   if (draft.code === null) {
     throw new AppError('invalidRequest', 'The draft does not compile; fix its compile errors and save it first.', {
       fields: { draftid: 'names a draft that does not compile' },
@@ -63,9 +69,9 @@ export async function publishDraft(deps: WebDeps, caller: Principal, draftid: st
   return { agentName: draft.agent_name, version };
 }
 
-/** The published agents, and the caller's newest drafts. */
-export async function listAgentsAndDrafts(deps: WebDeps, caller: Principal) {
-  const [agents, drafts] = await Promise.all([listPublishedAgents(deps.db), listDrafts(deps.db, caller, listedDrafts)]);
+/** The published agents, and the newest drafts. */
+export async function listAgentsAndDrafts(deps: DraftDeps) {
+  const [agents, drafts] = await Promise.all([listPublishedAgents(deps.db), listDrafts(deps.db, listedDrafts)]);
   return {
     agents: agents.map((agent) => ({ agentName: agent.name, version: agent.latest_version, publishedAt: agent.updated_at.toISOString() })),
     drafts: drafts.map((draft) => ({ draftid: draft.id, agentName: draft.agent_name, compiles: draft.compiles, updatedAt: draft.updated_at.toISOString() })),
@@ -73,5 +79,5 @@ export async function listAgentsAndDrafts(deps: WebDeps, caller: Principal) {
 }
 
 function draftNotFound(): AppError {
-  return new AppError('draftNotFound', 'No draft of yours has this draftid.');
+  return new AppError('draftNotFound', 'No draft has this draftid.');
 }

@@ -24,7 +24,7 @@ export interface ValidationCall {
  * Streamed or not, as the call asks.
  */
 export async function validateDraft(deps: WebDeps, ctx: Context, call: ValidationCall): Promise<void> {
-  const draft = await loadDraft(deps, call.caller, call.body.draftid);
+  const draft = await loadDraft(deps, call.body.draftid);
   ctx.state.agentName = draft.agent_name;
   if (draft.code === null) {
     const response = notCompiled(draft, call.body.convid ?? randomUUID());

@@ -78,7 +78,7 @@ describe('drafts', () => {
     assert.equal(run.body.error.code, 'agentNotFound');
   });
 
-  it('lists published agents and the caller’s own drafts only', async () => {
+  it('lists published agents and the newest drafts of every developer', async () => {
     const agentName = uniqueAgentName('listed');
     const { body: mine } = await dev('saveDraft', { agentName, source: good, validationQuery: '' });
     await dev('publishDraft', { draftid: mine.draftid });
@@ -89,32 +89,36 @@ describe('drafts', () => {
     const agent = list.body.agents.find((a: any) => a.agentName === agentName);
     assert.equal(agent.version, 1);
     assert.ok(!Number.isNaN(Date.parse(agent.publishedAt)));
-    const draftids = list.body.drafts.map((d: any) => d.draftid);
-    assert.ok(draftids.includes(mine.draftid));
-    assert.ok(!draftids.includes(theirs.draftid));
+    assert.equal(list.body.drafts[0].draftid, theirs.draftid, 'newest first');
+    assert.equal(list.body.drafts[0].compiles, false);
     assert.equal(list.body.drafts.find((d: any) => d.draftid === mine.draftid).compiles, true);
-    const theirList = await dev('listAgents', {}, otherDeveloper);
-    assert.equal(theirList.body.drafts.find((d: any) => d.draftid === theirs.draftid).compiles, false);
   });
 
-  it('hides another principal’s draft: get, save, publish and validate all answer draftNotFound and change nothing', async () => {
-    const agentName = uniqueAgentName('private');
-    const { body: saved } = await dev('saveDraft', { agentName, source: good, validationQuery: '' });
-    for (const [path, body] of [
-      ['getDraft', { draftid: saved.draftid }],
-      ['publishDraft', { draftid: saved.draftid }],
-      ['saveDraft', { draftid: saved.draftid, agentName, source: 'export default (', validationQuery: '' }],
-      ['validateDraftStream', { draftid: saved.draftid }],
-    ] as const) {
-      const res = await dev(path, body, otherDeveloper);
+  it('shares drafts among developers, while a validation’s conversation stays its caller’s', async () => {
+    const agentName = uniqueAgentName('shared');
+    const { body: saved } = await dev('saveDraft', { agentName, source: good, validationQuery: 'Ada' });
+    assert.equal((await dev('getDraft', { draftid: saved.draftid }, otherDeveloper)).body.source, good);
+    const edited = await dev('saveDraft', { draftid: saved.draftid, agentName, source: good.replace('v1', 'v2'), validationQuery: 'Ada' }, otherDeveloper);
+    assert.equal(edited.status, 200);
+    assert.equal((await dev('getDraft', { draftid: saved.draftid })).body.revision, 2);
+
+    const mine = await dev('validateDraftStream', { draftid: saved.draftid });
+    assert.equal(mine.body.resultCode, 'success');
+    const theirs = await dev('validateDraftStream', { draftid: saved.draftid, convid: mine.body.convid }, otherDeveloper);
+    assert.equal(theirs.body.resultCode, 'unknownConversation');
+    assert.equal(theirs.body.validationSuccess, false);
+  });
+
+  it('answers draftNotFound for a draftid nobody saved, and creates nothing', async () => {
+    const draftid = randomUUID();
+    for (const path of ['getDraft', 'publishDraft', 'validateDraftStream']) {
+      const res = await dev(path, { draftid });
       assert.equal(res.status, 404, path);
       assert.equal(res.body.error.code, 'draftNotFound', path);
     }
-    assert.equal((await dev('getDraft', { draftid: randomUUID() })).body.error.code, 'draftNotFound');
-    const got = await dev('getDraft', { draftid: saved.draftid });
-    assert.equal(got.body.revision, 1);
-    assert.deepEqual(got.body.compileErrors, []);
-    assert.equal((await execAgent(stack.url, user, { agentName })).status, 404);
+    const save = await dev('saveDraft', { draftid, agentName: 'ghost', source: good, validationQuery: '' });
+    assert.equal(save.status, 404);
+    assert.equal((await dev('getDraft', { draftid })).status, 404);
   });
 
   it('is for developers and admins: a user’s key gets 403 on every endpoint, no key 401', async () => {

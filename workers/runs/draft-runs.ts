@@ -3,7 +3,7 @@ import { withValidationFields } from '../../shared/draft-validation.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import type { TraceEvent } from '../../shared/trace.js';
 import type { Db } from '../../db/database.js';
-import { findDraftById } from '../../db/drafts.repository.js';
+import { findDraft } from '../../db/drafts.repository.js';
 import type { SandboxError } from '../sandbox/sandbox.types.js';
 import type { AgentCode } from './agent-code-cache.js';
 import { mapStackToSource, type SourceMapper } from './source-position.js';
@@ -15,7 +15,7 @@ import { mapStackToSource, type SourceMapper } from './source-position.js';
 
 /** The draft's code, or undefined when the draft is gone or its latest save does not compile. */
 export async function findDraftCode(db: Db, draftId: string): Promise<AgentCode | undefined> {
-  const draft = await findDraftById(db, draftId);
+  const draft = await findDraft(db, draftId);
   if (!draft?.code) return undefined;
   return { name: draft.agent_name, version: draft.revision, code: draft.code, sourceMap: draft.source_map ?? '' };
 }
