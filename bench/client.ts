@@ -8,7 +8,7 @@ import { withTimeout } from './stats.js';
  */
 export interface ApiClient {
   get(path: string): Promise<HttpAnswer>;
-  post(path: string, body: unknown): Promise<HttpAnswer>;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<HttpAnswer>;
   /** A POST answered as `text/event-stream`, parsed as it arrives. */
   stream(path: string, body: unknown): SseCall;
   close(): void;
@@ -40,7 +40,7 @@ export interface ClientOptions {
 export function createClient(baseUrl: string, { bearerKey, maxSockets = 256 }: ClientOptions): ApiClient {
   const agent = new http.Agent({ keepAlive: true, maxSockets });
   const origin = new URL(baseUrl);
-  const options = (method: string, path: string, body?: string): http.RequestOptions => ({
+  const options = (method: string, path: string, body?: string, extra: Record<string, string> = {}): http.RequestOptions => ({
     agent,
     method,
     host: origin.hostname,
@@ -49,13 +49,14 @@ export function createClient(baseUrl: string, { bearerKey, maxSockets = 256 }: C
     headers: {
       Authorization: `Bearer ${bearerKey}`,
       ...(body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }),
+      ...extra,
     },
   });
   return {
     get: (path) => send(options('GET', path)),
-    post(path, body) {
+    post(path, body, headers) {
       const json = JSON.stringify(body);
-      return send(options('POST', path, json), json);
+      return send(options('POST', path, json, headers), json);
     },
     stream(path, body) {
       const json = JSON.stringify(body);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { benchAgents } from './agents.js';
 import { createClient } from './client.js';
@@ -18,9 +17,9 @@ import { conversationSequential, conversationShared } from './scenarios/conversa
 import { helloConcurrent, helloSequential } from './scenarios/hello.js';
 import { openStreams } from './scenarios/open-streams.js';
 import { streaming } from './scenarios/streaming.js';
-import { startStack, type ProductProcess } from './stack.js';
+import { freePort, startStack, type ProductProcess } from './stack.js';
 import { withTimeout } from './stats.js';
-import { createTeardown, type Teardown } from './teardown.js';
+import { cleanUpOnInterrupt, createTeardown, type Teardown } from './teardown.js';
 
 /**
  * `npm run bench [-- --quick] [-- --strict]`: the floor (a raw BullMQ round trip), then execAgent
@@ -64,7 +63,7 @@ async function main(): Promise<number> {
   const names: Names = { tag, queuePrefix: `agentexec-bench-${tag}`, databaseUrl: `${postgresUrl}/agentexec_bench_${tag}` };
   const environment = describeEnvironment(options.profile.name, projectRoot);
   const teardown = createTeardown();
-  onInterrupt(teardown);
+  cleanUpOnInterrupt(teardown, log);
   teardown.add(`delete Redis keys ${names.queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, names.queuePrefix)} deleted`);
 
   const gathered: Gathered = { floor: null, measurements: [], notes: {}, processes: [] };
@@ -130,30 +129,6 @@ function resultsOf(gathered: Gathered, environment: Results['environment'], fata
     teardown,
     summary: summarizeResults(measurements),
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
-    });
-  });
-}
-
-/** Ctrl-C still stops the processes and removes the database and keys. */
-function onInterrupt(teardown: Teardown): void {
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.once(signal, () => {
-      log(`${signal}: cleaning up`);
-      void teardown.run().then((lines) => {
-        for (const line of lines) log(`  ${line}`);
-        process.exit(130);
-      });
-    });
-  }
 }
 
 process.exitCode = await main();

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { delay } from './stats.js';
 
@@ -50,6 +51,29 @@ export function stackEnv(settings: StackSettings): Record<string, string> {
     SECRETS_KEY: randomBytes(32).toString('base64url'),
     SESSION_SECRET: randomBytes(32).toString('base64url'),
   };
+}
+
+/**
+ * Spawns `workers` worker processes and one web process per port, all sharing one environment (the
+ * same SECRETS_KEY), and waits until every web process answers /healthz.
+ */
+export async function startCluster(
+  settings: StackSettings,
+  shape: { webPorts: number[]; workers: number },
+  onSpawn: (process: ProductProcess) => void,
+): Promise<{ baseUrls: string[]; processes: ProductProcess[] }> {
+  const env = stackEnv(settings);
+  const processes: ProductProcess[] = [];
+  const spawnOne = (name: string, entry: string, extra: Record<string, string> = {}) => {
+    const spawned = spawnProcess(name, entry, { ...env, ...extra });
+    processes.push(spawned);
+    onSpawn(spawned);
+  };
+  for (let i = 0; i < shape.workers; i++) spawnOne(`worker${i + 1}`, 'workers/main.js');
+  shape.webPorts.forEach((port, i) => spawnOne(`web${i + 1}`, 'server/main.js', { PORT: String(port) }));
+  const baseUrls = shape.webPorts.map((port) => `http://127.0.0.1:${port}`);
+  for (const baseUrl of baseUrls) await waitUntilHealthy(baseUrl, processes, 30_000);
+  return { baseUrls, processes };
 }
 
 /** Spawns web and worker and waits until the web process answers /healthz. */
@@ -120,5 +144,17 @@ function healthStatus(url: string): Promise<number> {
         resolve(res.statusCode ?? 0);
       })
       .on('error', () => resolve(0));
+  });
+}
+
+/** A port nothing listens on right now, for a process to take. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
   });
 }

@@ -28,3 +28,16 @@ export function createTeardown(): Teardown {
     run: () => (running ??= runAll()),
   };
 }
+
+/** Ctrl-C (or SIGTERM) still stops the processes and removes the database and keys. */
+export function cleanUpOnInterrupt(teardown: Teardown, log: (line: string) => void): void {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`${signal}: cleaning up`);
+      void teardown.run().then((lines) => {
+        for (const line of lines) log(`  ${line}`);
+        process.exit(130);
+      });
+    });
+  }
+}

@@ -1,0 +1,148 @@
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { createDb } from '../../db/database.js';
+import { createClient, type ApiClient } from '../client.js';
+import { execAgent } from '../exec.js';
+import { createFixture, dropDatabase } from '../fixture.js';
+import { deleteKeysWithPrefix } from '../redis-keys.js';
+import { freePort, startCluster, type ProductProcess } from '../stack.js';
+import { withTimeout } from '../stats.js';
+import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
+import { loadAgents } from './agents.js';
+import { createLedger } from './ledger.js';
+import { createTally } from './tally.js';
+import { verifyConversations } from './verify.js';
+import { pickWorkflow, type LoadContext } from './workflows.js';
+
+/**
+ * `npm run loadtest [-- --quick] [-- --calls N --clients N --max-seconds S]`: 2 web and 2 worker
+ * processes on a database and queue prefix of their own, on loopback; `--clients` callers mix plain
+ * calls, conversations, streamed calls, ask → answer and cancels until `--calls` calls were made.
+ * Every answer is checked as it comes, and at the end every conversation's variables, history, pause
+ * and execution records are compared with what its calls imply. Exits 1 on any failure.
+ */
+
+const redisUrl = 'redis://127.0.0.1:6379';
+const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+interface LoadOptions {
+  calls: number;
+  clients: number;
+  maxSeconds: number;
+}
+
+function parseOptions(argv: string[]): LoadOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: { quick: { type: 'boolean' }, calls: { type: 'string' }, clients: { type: 'string' }, 'max-seconds': { type: 'string' } },
+  });
+  const number = (name: string, value: string | undefined, fallback: number) => {
+    const parsed = value === undefined ? fallback : Number(value);
+    if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${name} must be a positive whole number`);
+    return parsed;
+  };
+  const quick = values.quick === true;
+  return {
+    calls: number('calls', values.calls, quick ? 2_000 : 20_000),
+    clients: number('clients', values.clients, quick ? 50 : 200),
+    maxSeconds: number('max-seconds', values['max-seconds'], quick ? 120 : 600),
+  };
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const queuePrefix = `agentexec-load-${tag}`;
+  const databaseUrl = `${postgresUrl}/agentexec_load_${tag}`;
+  const teardown = createTeardown();
+  cleanUpOnInterrupt(teardown, log);
+  teardown.add(`delete Redis keys ${queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, queuePrefix)} deleted`);
+  teardown.add(`drop database agentexec_load_${tag}`, () => dropDatabase(databaseUrl));
+  const processes: ProductProcess[] = [];
+  try {
+    log(`▸ setting up: database, agents, key, 2 web and 2 worker processes`);
+    const { bearerKey } = await createFixture(databaseUrl, loadAgents);
+    const settings = { databaseUrl, redisUrl, queuePrefix, port: 0, workerConcurrency: 16, maxAgentRuntimeMs: 10_000 };
+    const webPorts = [await freePort(), await freePort()];
+    const cluster = await startCluster(settings, { webPorts, workers: 2 }, (spawned) => {
+      processes.push(spawned);
+      teardown.add(`stop ${spawned.name} (pid ${spawned.pid})`, () => spawned.stop(20_000));
+    });
+    const clients = cluster.baseUrls.map((url) => createClient(url, { bearerKey, maxSockets: options.clients }));
+    teardown.add('close the HTTP clients', () => clients.forEach((c) => c.close()));
+    for (const client of clients) await withTimeout(execAgent(client, { agentName: 'ltCounter', inputs: { query: 'warm' } }), 30_000, 'the first call');
+
+    log(`▸ load: ${options.clients} clients until ${options.calls} calls (at most ${options.maxSeconds} s)`);
+    const outcome = await runLoad(clients, options);
+    log('▸ checking every conversation against its calls');
+    const db = createDb(databaseUrl, 4);
+    teardown.add('close the database pool', () => db.destroy());
+    const verified = await verifyConversations(db, outcome.context.ledger);
+    const problems = processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 20);
+    const failed = outcome.context.tally.failures() + verified.mismatches.length + outcome.unfinished;
+    process.stdout.write(`${formatReport(options, outcome, verified, problems)}\n`);
+    return failed === 0 ? 0 : 1;
+  } catch (err) {
+    log(`load test could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    for (const p of processes) if (p.tail()) log(`--- ${p.name} output (tail) ---\n${p.tail()}`);
+    return 2;
+  } finally {
+    for (const line of await teardown.run()) log(`  ${line}`);
+  }
+}
+
+interface LoadOutcome {
+  context: LoadContext;
+  seconds: number;
+  /** Workflows still running when the time was up. */
+  unfinished: number;
+}
+
+/** Runs the clients: each starts a workflow whenever its last one ended, until enough calls were made. */
+async function runLoad(clients: ApiClient[], options: LoadOptions): Promise<LoadOutcome> {
+  const context: LoadContext = { clients, ledger: createLedger(), tally: createTally(), random: Math.random, callTimeoutMs: 30_000 };
+  const started = performance.now();
+  const deadline = started + options.maxSeconds * 1000;
+  let running = 0;
+  let stopped = false;
+  const client = async () => {
+    while (!stopped && context.tally.calls() < options.calls && performance.now() < deadline) {
+      const workflow = pickWorkflow(context.random);
+      running += 1;
+      try {
+        await workflow.run(context);
+      } catch (err) {
+        context.tally.fail(workflow.name, err instanceof Error ? err.message : String(err));
+      } finally {
+        running -= 1;
+      }
+    }
+  };
+  const progress = setInterval(() => log(`  ${context.tally.calls()} calls, ${context.tally.failures()} failures`), 5_000);
+  const all = Promise.all(Array.from({ length: options.clients }, client));
+  // Past the deadline, workflows still running count as unfinished (each call has its own timeout too).
+  const finished = await Promise.race([all.then(() => true), new Promise<false>((resolve) => setTimeout(() => resolve(false), options.maxSeconds * 1000 + 60_000).unref())]);
+  clearInterval(progress);
+  stopped = true;
+  return { context, seconds: (performance.now() - started) / 1000, unfinished: finished ? 0 : running };
+}
+
+function formatReport(options: LoadOptions, outcome: LoadOutcome, verified: { checked: number; mismatches: string[] }, problems: string[]): string {
+  const { tally } = outcome.context;
+  const rows = tally.report().map(({ kind, latency, failures }) =>
+    `  ${kind.padEnd(12)} ${String(latency.count).padStart(7)} ${latency.p50.toFixed(1).padStart(9)} ${latency.p99.toFixed(1).padStart(9)} ${latency.max.toFixed(1).padStart(9)} ${String(failures).padStart(8)}`,
+  );
+  return [
+    `load test: ${options.clients} clients, 2 web + 2 worker processes`,
+    `calls: ${tally.calls()} in ${outcome.seconds.toFixed(1)} s = ${(tally.calls() / outcome.seconds).toFixed(0)} calls/s`,
+    `  ${'kind'.padEnd(12)} ${'calls'.padStart(7)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'failures'.padStart(8)}`,
+    ...rows,
+    `failures: ${tally.failures()}${tally.samples().length ? `\n  ${tally.samples().join('\n  ')}` : ''}`,
+    `unfinished workflows at the time limit: ${outcome.unfinished}`,
+    `conversations checked: ${verified.checked}, mismatches: ${verified.mismatches.length}${verified.mismatches.length ? `\n  ${verified.mismatches.join('\n  ')}` : ''}`,
+    `warnings logged by the processes: ${problems.length}${problems.length ? `\n  ${problems.join('\n  ')}` : ''}`,
+  ].join('\n');
+}
+
+process.exitCode = await main();
