@@ -3,17 +3,26 @@ import type { RunJobData } from '../shared/jobs.js';
 import type { Db } from './database.js';
 import type { NewExecution } from './schema.js';
 
-export async function insertExecution(db: Db, execution: NewExecution): Promise<void> {
-  await db.insertInto('executions').values(execution).onConflict((oc) => oc.column('id').doNothing()).execute();
+/**
+ * Records a run's execution; false when its id is recorded already. The record is also the run's
+ * answer: whoever records it first (the worker that ran it, or a web process that gave up waiting)
+ * decides what the caller was told, so a run whose caller was told 503 can keep nothing.
+ */
+export async function insertExecution(db: Db, execution: NewExecution): Promise<boolean> {
+  const result = await db.insertInto('executions').values(execution).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst();
+  return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
 }
+
+/** What identifies a run and its caller, for recording how it ended. */
+export type RunIdentity = Pick<RunJobData, 'runId' | 'convid' | 'agentName' | 'caller' | 'requestId' | 'draft'>;
 
 /**
  * Records a run that ended without a run of the agent behind it (withdrawn from the queue by a cancel,
  * or its worker died): nothing of it was committed. `reason` goes to the error report.
  */
-export async function recordEndedRun(db: Db, data: RunJobData, response: ExecutionResponse, reason: string): Promise<void> {
+export async function recordEndedRun(db: Db, data: RunIdentity, response: ExecutionResponse, reason: string): Promise<boolean> {
   const now = new Date();
-  await insertExecution(db, {
+  return insertExecution(db, {
     id: data.runId,
     convid: data.convid,
     agent_name: data.agentName,

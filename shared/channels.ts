@@ -8,6 +8,9 @@ import type { Principal } from './api.js';
 /** BullMQ queue that carries agent runs. */
 export const runQueueName = 'runs';
 
+/** BullMQ queue of periodic housekeeping (the retention sweep). */
+export const maintenanceQueueName = 'maintenance';
+
 /** Pub/sub channel a web process listens on for the events of the non-streamed runs it started. */
 export function webInboxChannel(prefix: string, webId: string): string {
   return `${prefix}:inbox:${webId}`;

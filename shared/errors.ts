@@ -46,7 +46,8 @@ export function invalidRequest(fields: FieldErrors, message = 'The request is no
   return new AppError('invalidRequest', message, { fields });
 }
 
-const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P03']);
+// Network errors, and PostgreSQL's admin/crash shutdown, starting up, and connection failures (class 08).
+const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006']);
 
 /**
  * True for errors that mean PostgreSQL or Redis cannot be reached right now (connection refused or lost,
@@ -62,6 +63,7 @@ export function isUnavailableError(err: unknown): boolean {
     message.includes("enableOfflineQueue options is false") ||
     message.includes('Connection is closed') ||
     message.includes('Connection terminated') ||
+    message.includes('not queryable') ||
     message.includes('connect ECONNREFUSED') ||
     message.includes('timeout exceeded when trying to connect')
   );

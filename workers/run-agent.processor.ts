@@ -3,12 +3,13 @@ import type { Redis } from 'ioredis';
 import type { ExecutionResponse, JsonObject } from '../shared/api.js';
 import { leaveTurn } from '../shared/conversation-turns.js';
 import { responseForJob } from '../shared/draft-validation.js';
+import { isUnavailableError } from '../shared/errors.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import { recordEndedRun } from '../db/executions.repository.js';
 import { createRunEventPublisher, resumeRunEventPublisher } from '../shared/run-event-publisher.js';
 import { recordRunMetrics } from '../shared/run-metrics.js';
-import { executeRun, type RunDeps, type RunEventSink } from './runs/execute-run.js';
+import { AbandonedRunError, executeRun, type RunDeps, type RunEventSink, type RunResult } from './runs/execute-run.js';
 import type { RunControl } from './runs/run-control.js';
 import { watchSession } from './runs/session-watch.js';
 import { sessionEnded } from './sandbox/run-stop.js';
@@ -40,7 +41,16 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
         trace: (event) => void publish({ event: 'trace', data: event }).catch(report),
       };
       const inputs = JSON.parse(deps.box.open(data.sealedInputs)) as JsonObject;
-      const result = await executeRun(deps, data, inputs, sink, tracked.signal);
+      const result = await executeRun(deps, data, inputs, sink, tracked.signal).catch((err: unknown) => {
+        if (err instanceof AbandonedRunError) {
+          deps.logger.warn({ runId: data.runId, requestId: data.requestId }, err.message);
+          return undefined;
+        }
+        // PostgreSQL went away mid-run: nothing was committed, and the caller is told 503 like any call then.
+        if (isUnavailableError(err)) return unavailable(deps, data, err);
+        throw err;
+      });
+      if (!result) return;
       if (result.kind === 'refused') {
         await publish({ event: 'refused', data: { code: result.code, message: result.message } }).catch(report);
         return;
@@ -54,6 +64,11 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       tracked.done();
     }
   };
+}
+
+function unavailable(deps: ProcessorDeps, data: RunJobData, err: unknown): RunResult {
+  deps.logger.warn({ err: String(err), runId: data.runId, requestId: data.requestId }, 'run ended: PostgreSQL unavailable, nothing kept');
+  return { kind: 'refused', code: 'unavailable', message: 'The database is unavailable; nothing of the run was kept. Try again shortly.' };
 }
 
 function replayMs(deps: ProcessorDeps): number {

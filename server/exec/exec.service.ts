@@ -4,11 +4,12 @@ import { enqueueTurn, leaveTurn, turnLifetimeMs } from '../../shared/conversatio
 import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { findExecutionResponse } from '../../db/executions.repository.js';
+import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
 import type { WebDeps } from '../deps.js';
 import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
 import { claimIdempotencyKey, fingerprintRequest, releaseIdempotencyKey } from './idempotency.js';
+import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
 
 export interface ExecCall {
   caller: Principal;
@@ -30,6 +31,8 @@ export interface LaunchedRun {
   agentName: string;
   /** True when an earlier call with the same Idempotency-Key started the run: this call only joins it. */
   joined: boolean;
+  /** The run and its caller, as its execution record names them. */
+  identity: RunIdentity;
   /** For a joined run that has ended: its stored response. */
   storedResponse?: ExecutionResponse;
   /** Forgets the run in the active-run registry once it ended (nothing to do for a joined run). */
@@ -57,21 +60,38 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
     }
   }
   const runId = randomUUID();
-  let stopListening: () => void = () => undefined;
-  const ended = new Promise<ExecutionResponse>((resolve, reject) => {
-    // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
-    stopListening = deps.runEvents.listen(runId, (event) => settle(event, resolve, reject));
-  });
+  const answer = createAnswer();
+  // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
+  const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
   try {
     const run = await enqueueRun(deps, call, runId, { kind: 'inbox', channel: deps.runEvents.inboxChannel });
+    const stopWatching = watchForLostAnswer(deps, run.identity, answer);
     try {
-      return await withDeadline(ended, runWaitLimitMs(deps), () => recoverLostAnswer(deps, runId));
+      return await withDeadline(answer.promise, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.identity));
     } finally {
+      stopWatching();
       run.finished();
     }
   } finally {
     stopListening();
   }
+}
+
+/** A call's answer, settled by the first of: the run's end event, a refusal, or the lost-answer watch. */
+interface Answer {
+  promise: Promise<ExecutionResponse>;
+  answer(response: ExecutionResponse): void;
+  fail(err: AppError): void;
+}
+
+function createAnswer(): Answer {
+  let answer!: Answer['answer'];
+  let fail!: Answer['fail'];
+  const promise = new Promise<ExecutionResponse>((resolve, reject) => {
+    answer = resolve;
+    fail = reject;
+  });
+  return { promise, answer, fail };
 }
 
 /**
@@ -87,7 +107,8 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
     const earlier = await claimIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key, claim);
     if (earlier) {
       const storedResponse = await findExecutionResponse(deps.db, earlier.runId);
-      return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, storedResponse, finished: () => undefined };
+      const identity: RunIdentity = { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, caller: call.caller, requestId: call.requestId };
+      return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, identity, storedResponse, finished: () => undefined };
     }
     try {
       return await enqueueRun(deps, call, runId, { kind: 'log' }, claim.convid);
@@ -153,33 +174,25 @@ async function enqueueRun(
     convid,
     agentName: call.body.agentName,
     joined: false,
+    identity: data,
     finished: () => void (findable && unregisterRun(redis, prefix, active).catch(() => undefined)),
   };
 }
 
 /** Waits for a logged run's end (a non-streamed call with an Idempotency-Key, or its retry). */
 function awaitLoggedEnd(deps: WebDeps, run: LaunchedRun): Promise<ExecutionResponse> {
-  let stopFollowing: () => void = () => undefined;
-  const ended = new Promise<ExecutionResponse>((resolve, reject) => {
-    stopFollowing = deps.runEvents.follow(run.runId, 0, (event) => settle(event, resolve, reject));
+  const answer = createAnswer();
+  const stopFollowing = deps.runEvents.follow(run.runId, 0, (event) => settle(event, answer));
+  const stopWatching = watchForLostAnswer(deps, run.identity, answer);
+  return withDeadline(answer.promise, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.identity)).finally(() => {
+    stopWatching();
+    stopFollowing();
   });
-  return withDeadline(ended, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.runId)).finally(() => stopFollowing());
 }
 
-function settle(event: RunEvent, resolve: (response: ExecutionResponse) => void, reject: (err: AppError) => void): void {
-  if (event.event === 'end') resolve(event.data);
-  else if (event.event === 'refused') reject(new AppError(event.data.code, event.data.message));
-}
-
-/**
- * Pub/sub delivers at most once: when the end event was lost, the execution record has the answer.
- * A job no worker ever took is withdrawn so it cannot run after its caller was told it failed.
- */
-export async function recoverLostAnswer(deps: WebDeps, runId: string): Promise<ExecutionResponse> {
-  const stored = await findExecutionResponse(deps.db, runId);
-  if (stored) return stored;
-  await deps.queue.remove(runId).catch(() => 0);
-  throw new AppError('unavailable', 'No worker finished the run in time; try again shortly.');
+function settle(event: RunEvent, answer: Answer): void {
+  if (event.event === 'end') answer.answer(event.data);
+  else if (event.event === 'refused') answer.fail(new AppError(event.data.code, event.data.message));
 }
 
 function withDeadline<T>(promise: Promise<T>, ms: number, onTimeout: () => Promise<T>): Promise<T> {

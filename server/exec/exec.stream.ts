@@ -5,7 +5,9 @@ import { AppError } from '../../shared/errors.js';
 import type { LoggedEvent } from '../../shared/events.js';
 import type { WebDeps } from '../deps.js';
 import { countOpenStream } from '../ops/metrics.js';
-import { launchLoggedRun, recoverLostAnswer, runWaitLimitMs, type ExecCall } from './exec.service.js';
+import type { RunIdentity } from '../../db/executions.repository.js';
+import { launchLoggedRun, runWaitLimitMs, type ExecCall } from './exec.service.js';
+import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
 
 const keepAliveMs = 15_000;
 
@@ -14,13 +16,15 @@ export interface StreamedRun {
   runId: string;
   convid: string;
   agentName: string;
+  /** Set for a draft validation (so a run given up is recorded as one). */
+  draft?: { id: string };
 }
 
 /** A streamed execAgent: starts the run (or joins it, for a retry with the same Idempotency-Key) and relays it. */
 export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall): Promise<void> {
   const run = await launchLoggedRun(deps, call);
   if (run.storedResponse) return streamFinishedRun(ctx, run, run.storedResponse);
-  relayRun(deps, ctx, run, 0, run.finished);
+  relayRun(deps, ctx, { ...run, ...(run.identity.draft ? { draft: run.identity.draft } : {}) }, 0, run.finished);
 }
 
 /**
@@ -39,6 +43,7 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
     finished = true;
     clearTimeout(deadline);
     stopFollowing();
+    stopWatching();
     stream.close();
   };
   const relay = (event: LoggedEvent) => {
@@ -54,17 +59,16 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
     onEnd();
   };
   const stopFollowing = deps.runEvents.follow(run.runId, afterId, relay);
-  // The end event can be lost (pub/sub is at most once): the execution record has it.
-  const deadline = setTimeout(() => {
-    recoverLostAnswer(deps, run.runId).then(
-      (response) => relay({ runId: run.runId, id: lastId + 1, event: 'end', data: response }),
-      (err: unknown) => {
-        const error = err instanceof AppError ? err : new AppError('internal', 'An internal error occurred.');
-        if (error.code === 'internal') deps.logger.error({ err, runId: run.runId }, 'streamed run not recovered');
-        relay({ runId: run.runId, id: lastId + 1, event: 'refused', data: { code: error.code, message: error.message } });
-      },
-    );
-  }, runWaitLimitMs(deps));
+  const identity: RunIdentity = { runId: run.runId, convid: run.convid, agentName: run.agentName, caller: ctx.state.principal, requestId: ctx.state.requestId, ...(run.draft ? { draft: run.draft } : {}) };
+  // The end event can be lost (pub/sub is at most once, a Redis restart loses what was published): the execution record has it.
+  const endWith = (response: ExecutionResponse) => relay({ runId: run.runId, id: lastId + 1, event: 'end', data: response });
+  const failWith = (err: unknown) => {
+    const error = err instanceof AppError ? err : new AppError('internal', 'An internal error occurred.');
+    if (error.code === 'internal') deps.logger.error({ err, runId: run.runId }, 'streamed run not recovered');
+    relay({ runId: run.runId, id: lastId + 1, event: 'refused', data: { code: error.code, message: error.message } });
+  };
+  const stopWatching = watchForLostAnswer(deps, identity, { answer: endWith, fail: failWith });
+  const deadline = setTimeout(() => void recoverLostAnswer(deps, identity).then(endWith, failWith), runWaitLimitMs(deps));
   // A client that goes away stops the relaying, not the run: it can re-attach, or cancel.
   ctx.res.once('close', () => {
     if (!finished) stopRelaying();

@@ -16,6 +16,11 @@ export interface RunEvents {
   listen(runId: string, handler: (event: RunEvent) => void): () => void;
   /** Relays the events numbered after `afterId`, then the live ones, until the returned function is called. */
   follow(runId: string, afterId: number, handler: (event: LoggedEvent) => void): () => void;
+  /**
+   * Calls `listener` each time the connection comes back after it was lost, with when it was lost
+   * (epoch ms): events published meanwhile are gone, so whoever waits for one must look elsewhere.
+   */
+  onReconnect(listener: (lostAt: number) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -38,6 +43,17 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
   });
   subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'run events connection error'));
   await subscriber.subscribe(inboxChannel);
+  const reconnectListeners = new Set<(lostAt: number) => void>();
+  let lostAt: number | undefined;
+  subscriber.on('close', () => (lostAt ??= Date.now()));
+  // ioredis subscribes to the channels again before it reports ready.
+  subscriber.on('ready', () => {
+    if (lostAt === undefined) return;
+    const since = lostAt;
+    lostAt = undefined;
+    logger.warn({ lostForMs: Date.now() - since }, 'run events connection back');
+    for (const listener of reconnectListeners) listener(since);
+  });
 
   const subscribe = (channel: string, handler: (event: LoggedEvent) => void): Promise<unknown> => {
     let handlers = channelHandlers.get(channel);
@@ -101,7 +117,12 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
         unsubscribe(channel, onLive);
       };
     },
+    onReconnect(listener) {
+      reconnectListeners.add(listener);
+      return () => reconnectListeners.delete(listener);
+    },
     async close() {
+      reconnectListeners.clear();
       subscriber.disconnect();
     },
   };

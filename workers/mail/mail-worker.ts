@@ -2,6 +2,7 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { mailQueueName, type MailJobData } from '../../shared/mail-jobs.js';
 import type { Runtime } from '../../db/runtime.js';
+import { keepJobScheduler } from '../keep-job-scheduler.js';
 import { deliverMail, sweepAfterMs, sweepOutbox } from './deliver-mail.js';
 import { issueEmailCode } from './issue-email-code.js';
 import type { MailDeps } from './mail-deps.js';
@@ -26,7 +27,8 @@ export async function startMailWorker(runtime: Runtime, mailer: Mailer = createM
   worker.on('error', (err) => logger.error({ err }, 'mail worker error'));
   await worker.waitUntilReady();
   // Idempotent: every worker process upserts the same scheduler.
-  await mailQueue.upsertJobScheduler('outbox-sweep', { every: sweepAfterMs }, { name: 'sweep', data: { kind: 'sweep' }, opts: { removeOnComplete: true, removeOnFail: true } });
+  const upsert = () => mailQueue.upsertJobScheduler('outbox-sweep', { every: sweepAfterMs }, { name: 'sweep', data: { kind: 'sweep' }, opts: { removeOnComplete: true, removeOnFail: true } });
+  await keepJobScheduler(producer, 'outbox-sweep', upsert, logger);
   return {
     async close() {
       await worker.close();

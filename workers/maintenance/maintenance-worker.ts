@@ -1,10 +1,11 @@
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { maintenanceQueueName } from '../../shared/channels.js';
 import type { Runtime } from '../../db/runtime.js';
+import { keepJobScheduler } from '../keep-job-scheduler.js';
 import { sweepExpired } from './retention-sweep.js';
 
-/** Queue of periodic housekeeping; every worker process upserts the same scheduler (idempotent). */
-export const maintenanceQueueName = 'maintenance';
+/** Every worker process upserts the same scheduler on the maintenance queue (idempotent). */
 const sweepEveryMs = 10 * 60_000;
 
 export interface MaintenanceWorker {
@@ -26,7 +27,8 @@ export async function startMaintenanceWorker(runtime: Runtime): Promise<Maintena
   });
   worker.on('error', (err) => logger.error({ err }, 'maintenance worker error'));
   await worker.waitUntilReady();
-  await queue.upsertJobScheduler('retention-sweep', { every: sweepEveryMs }, { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: true } });
+  const upsert = () => queue.upsertJobScheduler('retention-sweep', { every: sweepEveryMs }, { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: true } });
+  await keepJobScheduler(connection, 'retention-sweep', upsert, logger);
   return {
     async close() {
       await worker.close();

@@ -118,7 +118,14 @@ async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sin
   const response = responseOf(data, start, outcome, ran);
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: startedAt };
   const pause = kept?.pause.kind === 'save' ? kept.pause.pause : undefined;
-  await recordFirstRun(deps.db, { conversation, state: kept?.state, pause, execution: executionRow(data, startedAt, start.agent.version, response) });
+  try {
+    await recordFirstRun(deps.db, { conversation, state: kept?.state, pause, execution: executionRow(data, startedAt, start.agent.version, response) });
+  } catch (err) {
+    // One statement: the execution record already there (the caller was answered 503) fails it whole.
+    const failure = err as { code?: string; constraint?: string };
+    if (failure.code === uniqueViolation && failure.constraint === 'executions_pkey') throw new AbandonedRunError(data.runId);
+    throw err;
+  }
   return { kind: 'response', response };
 }
 
@@ -326,11 +333,24 @@ function draftChanged(data: RunJobData): ExecutionResponse {
   return respond(data, 'unknownConversation', [], { message: 'The draft was saved again after this conversation paused; start a new validation.' });
 }
 
-/** Writes the execution record (in the run's transaction, when it has one). */
+/**
+ * Writes the execution record (in the run's transaction, when it has one). A record there already
+ * means a web process gave up on the run and told its caller so: the transaction must keep nothing.
+ */
 async function record(trx: Db, data: RunJobData, startedAt: Date, version: number | undefined, response: ExecutionResponse): Promise<RunResult> {
-  await insertExecution(trx, executionRow(data, startedAt, version, response));
+  if (!(await insertExecution(trx, executionRow(data, startedAt, version, response)))) throw new AbandonedRunError(data.runId);
   return { kind: 'response', response };
 }
+
+/** The run's caller was answered without it (503) before it could commit; nothing of it is kept. */
+export class AbandonedRunError extends Error {
+  override name = 'AbandonedRunError';
+  constructor(runId: string) {
+    super(`run ${runId} was given up by its caller before it ended; nothing of it is kept`);
+  }
+}
+
+const uniqueViolation = '23505';
 
 function executionRow(data: RunJobData, startedAt: Date, version: number | undefined, response: ExecutionResponse): NewExecution {
   const finishedAt = new Date();

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { Queue } from 'bullmq';
+import { maintenanceQueueName } from '../../shared/channels.js';
+import { createDb } from '../../db/database.js';
+import { findConversation } from '../../db/conversations.repository.js';
+import { execAgent } from '../helpers/api.js';
+import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { startPrivateRedis, type PrivateServer } from '../helpers/private-servers.js';
+import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { testEnv } from '../helpers/test-env.js';
+import { waitFor } from '../helpers/wait.js';
+import { startBackgroundLoad } from './load-under-fault.js';
+
+const maxRuntimeMs = 4000;
+
+describe('Redis restarted under load (web and worker processes)', function () {
+  this.timeout(90_000);
+  const port = String(20_000 + Math.floor(Math.random() * 20_000));
+  const url = `http://127.0.0.1:${port}`;
+  const db = createDb(testEnv.DATABASE_URL!, 2);
+  const counter = uniqueAgentName('counter');
+  const asker = uniqueAgentName('asker');
+  let redis: PrivateServer;
+  let processes: Spawned[] = [];
+  let key: string;
+
+  before(async () => {
+    redis = await startPrivateRedis();
+    key = (await createAccount(db)).key;
+    await publishAgent(db, counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; await sys.sleep(20); sys.say(String(sys.vars.n)); }`);
+    await publishAgent(db, asker, `export default async (sys) => { const a = await sys.ask({ message: 'Name?', inputs: [{ name: 'name', type: 'str' }] }); sys.say('hi ' + a.name); }`);
+    const env = { REDIS_URL: redis.url, PORT: port, JOB_LOCK_MS: '1000', MAX_AGENT_RUNTIME_MS: String(maxRuntimeMs), LOG_LEVEL: 'info' };
+    processes = [spawnEntry('server/main.js', [], env), spawnEntry('workers/main.js', [], env)];
+    await Promise.all([waitForOutput(processes[0]!, /web listening/), waitForOutput(processes[1]!, /worker running/)]);
+  });
+  after(async () => {
+    for (const p of processes) p.child.kill('SIGKILL');
+    await Promise.all(processes.map((p) => p.exited));
+    await redis.destroy();
+    await db.destroy();
+  });
+
+  it('answers every call 503 or with its result, none waiting past the max runtime; keeps pauses; recovers by itself, schedulers too', async () => {
+    const paused = await execAgent(url, key, { agentName: asker });
+    assert.equal(paused.body.resultCode, 'ask');
+    const load = await startBackgroundLoad(url, key, counter, 6);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    const stopped = performance.now();
+    await redis.stop();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await redis.start();
+    const restarted = performance.now();
+    await load.recovered(restarted, 3, 30_000);
+    await load.stop();
+
+    const unexpected = load.calls.filter((c) => !(c.status === 200 && c.resultCode === 'success') && !(c.status === 503 && c.errorCode === 'unavailable'));
+    assert.deepEqual(unexpected, [], 'only results and 503 unavailable');
+    // A run that started just before the outage may still end (and commit) up to the max runtime later,
+    // so that is how long a call may wait for its answer after the outage began (plus 1 s of grace).
+    const late = load.calls.filter((c) => c.sentAt + c.ms > Math.max(c.sentAt, stopped) + maxRuntimeMs + 1500);
+    assert.deepEqual(late, [], 'no call waited past the max runtime after the outage began');
+    const metOutage = load.calls.filter((c) => c.sentAt < restarted && c.sentAt + c.ms > stopped);
+    assert.ok(metOutage.length >= 6, `${metOutage.length} calls were going while Redis was down`);
+
+    for (const [client, convid] of load.convids.entries()) {
+      const successes = load.calls.filter((c) => c.client === client && c.resultCode === 'success').length;
+      const conversation = await findConversation(db, convid);
+      assert.equal(conversation?.agent_vars[counter]?.n, successes + 1, `client ${client}: every success kept once, nothing else`);
+    }
+    const queue = new Queue(maintenanceQueueName, { connection: { url: redis.url }, prefix: testEnv.QUEUE_PREFIX! });
+    try {
+      await waitFor(async () => (await queue.getJobScheduler('retention-sweep')) !== undefined, 10_000, 'the retention sweep scheduled again');
+    } finally {
+      await queue.close();
+    }
+    const answered = await execAgent(url, key, { agentName: asker, convid: paused.body.convid, inputs: { name: 'Ada' } });
+    assert.equal(answered.body.resultCode, 'success', 'the pause made before the restart is intact');
+    assert.deepEqual(answered.body.output, [{ type: 'text', text: 'hi Ada' }]);
+  });
+});
