@@ -1,8 +1,10 @@
+import type Router from '@koa/router';
 import Koa from 'koa';
 import bodyParser from 'koa-bodyparser';
 import { AppError } from '../shared/errors.js';
 import type { WebDeps } from './deps.js';
 import { adminRoutes } from './admin/admin.routes.js';
+import { queueDashboard } from './admin/queue-dashboard.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { convRoutes } from './conv/conv.routes.js';
 import { devRoutes } from './dev/dev.routes.js';
@@ -10,10 +12,17 @@ import { execRoutes } from './exec/exec.routes.js';
 import { renderErrors } from './middleware/errors.js';
 import { requireJson } from './middleware/json-only.js';
 import { requestId } from './middleware/request-id.js';
+import { openApiRoutes } from './openapi/openapi.routes.js';
 import { opsRoutes } from './ops/ops.routes.js';
 import { measureRequests } from './ops/request-metrics.js';
 import { recordUsage } from './usage/usage-recorder.js';
 import { userRoutes } from './user/user.routes.js';
+import { serveWebApp } from './web-app/web-app.js';
+
+/** The routers of each area, in the order the app tries them (exported for the test that every route is documented). */
+export function createRouters(deps: WebDeps): Router[] {
+  return [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps), openApiRoutes(deps)];
+}
 
 /** The Koa application: middleware in order, then the routes of each area. */
 export function createApp(deps: WebDeps): Koa {
@@ -26,8 +35,10 @@ export function createApp(deps: WebDeps): Koa {
   app.use(recordUsage(deps.usage, deps.clock));
   app.use(requireJson());
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: String(deps.config.bodyLimitBytes), strict: true }));
+  app.use(queueDashboard(deps));
 
-  for (const router of [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps)]) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  for (const router of createRouters(deps)) app.use(router.routes()).use(router.allowedMethods({ throw: true }));
+  app.use(serveWebApp({ defaultAgent: deps.config.defaultAgent, logger: deps.logger }));
   app.use(() => {
     throw new AppError('notFound', 'No such endpoint.');
   });

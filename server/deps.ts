@@ -19,6 +19,8 @@ export interface WebDeps {
   redis: Redis;
   queue: Queue<RunJobData>;
   mailQueue: Queue<MailJobData>;
+  /** Only for the queue dashboard: the web process adds no maintenance job. */
+  maintenanceQueue: Queue;
   runEvents: RunEvents;
   logger: Logger;
   box: SecretBox;

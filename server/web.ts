@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { runQueueName, webInboxChannel } from '../shared/channels.js';
+import { maintenanceQueueName, runQueueName, webInboxChannel } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunJobData } from '../shared/jobs.js';
@@ -39,11 +39,13 @@ export async function startWeb(
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
   const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: redis, prefix: config.queuePrefix });
   mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
+  const maintenanceQueue = new Queue(maintenanceQueueName, { connection: redis, prefix: config.queuePrefix });
+  maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
   const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
-  const deps: WebDeps = { ...base, redis, queue, mailQueue, runEvents, metrics, usage };
+  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, metrics, usage };
   const server = createApp(deps).listen(port);
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const address = server.address();
@@ -57,6 +59,7 @@ export async function startWeb(
       await runEvents.close();
       await queue.close();
       await mailQueue.close();
+      await maintenanceQueue.close();
       redis.disconnect();
     },
   };

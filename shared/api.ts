@@ -1,71 +1,44 @@
-/** The types of the HTTP API (spec §2), named and spelled as the spec spells them. */
+import type { z } from 'zod';
+import type * as api from './api.schemas.js';
+import { inputType, plan, role } from './api.schemas.js';
 
-export type ResultCode =
-  | 'success'
-  | 'ask'
-  | 'callFailed'
-  | 'failCommand'
-  | 'errorInAgent'
-  | 'unknownConversation'
-  | 'timedOut'
-  | 'stopped'
-  | 'mustLogin'
-  | 'unexpected';
+/**
+ * The types of the HTTP API (spec §2), named and spelled as the spec spells them. Those of response
+ * bodies are inferred from their zod schemas in api.schemas.ts, the one definition of each shape.
+ */
 
-export type OutputPart =
-  | { type: 'text'; text: string }
-  | { type: 'html'; html: string }
-  | { type: 'image'; mimeType: string; data: string }
-  | { type: 'image'; mimeType: string; url: string };
+export type ResultCode = z.infer<typeof api.resultCode>;
 
-export type InputType = 'str' | 'password' | 'text' | 'chooseOne' | 'chooseMany';
-export const inputTypes: readonly InputType[] = ['str', 'password', 'text', 'chooseOne', 'chooseMany'];
+export type OutputPart = z.infer<typeof api.outputPart>;
 
-export interface InputOption {
-  value: string;
-  label: string;
-}
+export type InputType = z.infer<typeof api.inputType>;
+export const inputTypes: readonly InputType[] = inputType.options;
+
+export type InputOption = z.infer<typeof api.inputOption>;
 
 /** Every descriptor carries all six fields, null where the agent gave none. */
-export interface InputDescriptor {
-  name: string;
-  type: InputType;
-  label: string | null;
-  description: string | null;
-  options: InputOption[] | null;
-  default: string | string[] | null;
-}
+export type InputDescriptor = z.infer<typeof api.inputDescriptor>;
 
-export interface AskInput {
-  message: string;
-  inputs: InputDescriptor[];
-}
+export type AskInput = z.infer<typeof api.askInput>;
 
 /** Answers to an ask, by input name: a string, or a list of strings for chooseMany. */
 export type Answers = Record<string, string | string[]>;
 
-export interface ExecutionError {
-  message: string;
-  line?: number;
-  column?: number;
-  /** Input name → what is wrong with the answer (an ask answered with missing or invalid values). */
-  fields?: Record<string, string>;
-}
+export type ExecutionError = z.infer<typeof api.executionError>;
 
-export interface ExecutionResponse {
-  resultCode: ResultCode;
-  convid: string;
-  agentName: string;
-  output?: OutputPart[];
-  askInput?: AskInput;
-  error?: ExecutionError;
-}
+export type ExecutionResponse = z.infer<typeof api.executionResponse>;
 
-export type PrincipalKind = 'user' | 'serviceAccount';
-export type Role = 'user' | 'developer' | 'admin';
-export const roles: readonly Role[] = ['user', 'developer', 'admin'];
-export type Plan = 'free' | 'paid';
-export const plans: readonly Plan[] = ['free', 'paid'];
+/** The body of every error outside an execution result (DESIGN §2). */
+export type ErrorBody = z.infer<typeof api.errorBody>;
+
+export type UserProfile = z.infer<typeof api.userProfile>;
+export type ConversationSummary = z.infer<typeof api.conversationSummary>;
+
+export type PrincipalKind = z.infer<typeof api.principalKind>;
+export type Role = z.infer<typeof api.role>;
+export const roles: readonly Role[] = role.options;
+export type Plan = z.infer<typeof api.plan>;
+export const plans: readonly Plan[] = plan.options;
 
 /** Who makes a call: what an agent sees as sys.caller, plus the plan its conversations take. */
 export interface Principal {

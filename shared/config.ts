@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { agentNamePattern } from './api.js';
 
 /**
  * Configuration, read from the environment once (this is the only module that reads process.env).
@@ -36,6 +37,8 @@ export interface Config {
   jobLockMs: number;
   bodyLimitBytes: number;
   logLevel: string;
+  /** The agent the web app's search box runs (the user's text goes to its inputs.query). */
+  defaultAgent: string;
 }
 
 export class ConfigError extends Error {
@@ -98,6 +101,7 @@ const variables = {
   JOB_LOCK_MS: int(1000),
   BODY_LIMIT_BYTES: int(1024),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  DEFAULT_AGENT: z.string().trim().regex(agentNamePattern, 'must be an agent name (a letter, then up to 63 letters, digits, _ or -)'),
 } as const;
 
 type Name = keyof typeof variables;
@@ -150,5 +154,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     jobLockMs: parsed.JOB_LOCK_MS ?? 30_000,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES ?? 1_048_576,
     logLevel: parsed.LOG_LEVEL ?? 'info',
+    defaultAgent: parsed.DEFAULT_AGENT ?? 'hello',
   };
 }

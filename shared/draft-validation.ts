@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ExecutionResponse } from './api.js';
+import { executionResponse } from './api.schemas.js';
 import type { RunJobData } from './jobs.js';
 import { traceEvent, type TraceEvent } from './trace.js';
 
@@ -24,6 +25,31 @@ export const validationFieldsSchema = z.object({
   compileErrors: z.array(compileErrorSchema),
   runtimeError: runtimeErrorSchema.nullable(),
   trace: z.array(traceEvent).optional(),
+});
+
+/** The answer of /api/dev/validateDraftStream (non-streamed). */
+export const validationResponse = executionResponse.extend(validationFieldsSchema.shape);
+
+/** The `end` event of a streamed validation: the answer without output and trace (they went out as events). */
+export const validationStreamEnd = validationResponse.omit({ output: true, trace: true });
+
+// The answers of the other draft endpoints (DESIGN §5).
+const draftid = z.uuid();
+const time = z.iso.datetime({ offset: true });
+export const savedDraft = z.object({ draftid, compileErrors: z.array(compileErrorSchema) });
+export const draftAnswer = z.object({
+  draftid,
+  agentName: z.string(),
+  source: z.string(),
+  validationQuery: z.string(),
+  compileErrors: z.array(compileErrorSchema),
+  revision: z.number().int().min(1),
+  updatedAt: time,
+});
+export const publishedDraft = z.object({ agentName: z.string(), version: z.number().int().min(1) });
+export const agentList = z.object({
+  agents: z.array(z.object({ agentName: z.string(), version: z.number().int().min(1), publishedAt: time })),
+  drafts: z.array(z.object({ draftid, agentName: z.string(), compiles: z.boolean(), updatedAt: time })).describe('The newest 200 drafts, newest first.'),
 });
 
 export type RuntimeError = z.infer<typeof runtimeErrorSchema>;

@@ -73,7 +73,7 @@ describe('operations endpoints', () => {
   it('labels a path no route matched `unmatched`, never with the raw path', async () => {
     const series = { method: 'GET', route: 'unmatched', status: '404' };
     const before = (await scrape(stack)).value('agentexec_http_request_duration_seconds_count', series) ?? 0;
-    assert.equal((await fetch(`${stack.url}/no-such-thing-${uniqueAgentName('x')}`)).status, 404);
+    assert.equal((await fetch(`${stack.url}/api/no-such-thing-${uniqueAgentName('x')}`)).status, 404);
     const after = await scrape(stack);
     assert.equal(after.value('agentexec_http_request_duration_seconds_count', series), before + 1);
     assert.doesNotMatch(after.text, /no-such-thing/);

@@ -1,0 +1,252 @@
+import type { z } from 'zod';
+import type { Role } from '../../shared/api.js';
+import * as api from '../../shared/api.schemas.js';
+import type { ErrorCode } from '../../shared/errors.js';
+import { reportBody } from '../admin/admin.schemas.js';
+import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
+import { listBody, pinBody } from '../conv/conv.schemas.js';
+import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
+import { attachBody, cancelBody, execAgentBody } from '../exec/exec.schemas.js';
+import { agentList, draftAnswer, publishedDraft, savedDraft, validationResponse } from '../../shared/draft-validation.js';
+
+/** Who may call an endpoint. */
+export type Access =
+  /** No credential. */
+  | { kind: 'anyone' }
+  /** No credential, but a browser call from the server's own origin (or ALLOWED_ORIGINS), as JSON (DESIGN §3 CSRF). */
+  | { kind: 'sameOrigin' }
+  /** Exactly one of a bearer key and a session cookie, of a caller with one of these roles. */
+  | { kind: 'credential'; roles: readonly Role[] };
+
+const anyone: Access = { kind: 'anyone' };
+const sameOrigin: Access = { kind: 'sameOrigin' };
+const anyCaller: Access = { kind: 'credential', roles: ['user', 'developer', 'admin'] };
+const admins: Access = { kind: 'credential', roles: ['admin'] };
+const developers: Access = { kind: 'credential', roles: ['developer', 'admin'] };
+
+/** Request headers an endpoint reads besides the credential (their meaning is in openapi-document.ts). */
+export type RequestHeader = 'Idempotency-Key' | 'Last-Event-ID';
+
+/** One endpoint as /api/openapi.json documents it. */
+export interface Endpoint {
+  method: 'get' | 'post';
+  path: string;
+  /** Defaults to the last segment of the path, which for /api/* is the name the spec gives the call. */
+  operationId?: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  /** The JSON body a POST takes: the schema the route validates it with. */
+  request?: z.ZodType;
+  /** The JSON body of a 200. */
+  response?: z.ZodType;
+  /** Other statuses answered with the same body as a 200 (/readyz: 503). */
+  responseAlsoWith?: readonly number[];
+  /** A 200 that is a server-sent event stream: always, or when the body says `stream: true`. */
+  events?: 'always' | 'whenStreamTrue';
+  /** A 200 that is neither JSON nor events. */
+  otherContent?: { mediaType: string; description: string };
+  /** Error codes of this endpoint's own, beyond those every endpoint of its method and access can answer. */
+  errors?: readonly ErrorCode[];
+  headers?: readonly RequestHeader[];
+}
+
+/**
+ * Every endpoint the server answers, in the order the document lists them. Adding an endpoint is
+ * adding its entry here; the test of the document fails for a POST route under /api that has none.
+ */
+export const endpoints: readonly Endpoint[] = [
+  // Execution (spec §2, DESIGN §4).
+  {
+    method: 'post',
+    path: '/api/exec/execAgent',
+    summary: 'Run an agent, or answer its ask',
+    description:
+      'Omit convid to start a conversation; send it back to continue. To answer an ask, call again with the same agentName and convid and the answers in inputs. A run that ran answers 200 whatever its resultCode. With `stream: true` the answer is a server-sent event stream (the run id in X-Run-Id).',
+    access: anyCaller,
+    request: execAgentBody,
+    response: api.executionResponse,
+    events: 'whenStreamTrue',
+    errors: ['agentNotFound', 'conversationBusy'],
+    headers: ['Idempotency-Key'],
+  },
+  {
+    method: 'post',
+    path: '/api/exec/attach',
+    summary: 'Re-attach to your last streamed call on a conversation',
+    description: 'Sends the events after Last-Event-ID, then the rest, for STREAM_REPLAY_SECONDS after the call.',
+    access: anyCaller,
+    request: attachBody,
+    events: 'always',
+    errors: ['notFound'],
+    headers: ['Last-Event-ID'],
+  },
+  {
+    method: 'post',
+    path: '/api/exec/cancel',
+    summary: 'Stop your calls going on a conversation, or the call sent with a request id',
+    description: 'Send either convid or requestId (the X-Request-Id or Idempotency-Key the call was sent with), not both. The call ends `stopped`.',
+    access: anyCaller,
+    request: cancelBody,
+    response: api.cancelAnswer,
+  },
+  // Signing in (DESIGN §3).
+  {
+    method: 'post',
+    path: '/api/auth/login',
+    summary: 'Sign in with email and password; sets the session cookie',
+    access: sameOrigin,
+    request: loginBody,
+    response: api.signedIn,
+    errors: ['invalidCredentials', 'rateLimited', 'unavailable'],
+  },
+  {
+    method: 'post',
+    path: '/api/auth/logout',
+    summary: 'End the session the cookie names and clear the cookie',
+    access: sameOrigin,
+    request: emptyBody,
+    response: api.emptyAnswer,
+    errors: ['unavailable'],
+  },
+  {
+    method: 'post',
+    path: '/api/auth/emailCode',
+    summary: 'Mail a one-time code to the address, if it belongs to a user',
+    description: 'Answers the same for every address.',
+    access: sameOrigin,
+    request: emailCodeBody,
+    response: api.emptyAnswer,
+    errors: ['unavailable'],
+  },
+  {
+    method: 'post',
+    path: '/api/auth/createPasswordWithEmailCode',
+    summary: 'Set the first password, or a new one, with a mailed code; ends every session of the user',
+    access: sameOrigin,
+    request: createPasswordBody,
+    response: api.emptyAnswer,
+    errors: ['invalidCode', 'passwordRules', 'unavailable'],
+  },
+  {
+    method: 'post',
+    path: '/api/auth/getPasswordHelp',
+    summary: 'The rules a new password must meet',
+    access: sameOrigin,
+    request: emptyBody,
+    response: api.passwordHelpAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/user/getUserProfile',
+    summary: 'Who you are: the signed-in user or the key’s service account',
+    access: anyCaller,
+    request: emptyBody,
+    response: api.userProfile,
+  },
+  // Conversations (DESIGN §6).
+  {
+    method: 'post',
+    path: '/api/conv/pin',
+    summary: 'Pin a conversation of yours (it does not expire) or unpin it',
+    access: anyCaller,
+    request: pinBody,
+    response: api.pinAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/conv/list',
+    summary: 'Your live conversations, most recently used first',
+    access: anyCaller,
+    request: listBody,
+    response: api.conversationList,
+  },
+  // Drafts and validation (DESIGN §5).
+  {
+    method: 'post',
+    path: '/api/dev/saveDraft',
+    summary: 'Compile and save a draft: a new one, or a new revision of draftid',
+    description: 'A draft that does not compile is saved too; compileErrors tells where, in its own source.',
+    access: developers,
+    request: saveDraftBody,
+    response: savedDraft,
+    errors: ['draftNotFound'],
+  },
+  { method: 'post', path: '/api/dev/getDraft', summary: 'A draft, as last saved', access: developers, request: draftBody, response: draftAnswer, errors: ['draftNotFound'] },
+  {
+    method: 'post',
+    path: '/api/dev/publishDraft',
+    summary: 'Publish the draft as the next version of its agent',
+    description: 'A draft that does not compile is refused (400, with details.compileErrors).',
+    access: developers,
+    request: draftBody,
+    response: publishedDraft,
+    errors: ['draftNotFound'],
+  },
+  { method: 'post', path: '/api/dev/listAgents', summary: 'The published agents and the newest drafts', access: developers, request: listAgentsBody, response: agentList },
+  {
+    method: 'post',
+    path: '/api/dev/validateDraftStream',
+    summary: 'Run a draft on its validation query (or inputs.query), with tracing',
+    description:
+      'Runs like execAgent (conversations, asks, cancel, max runtime). Non-streamed, the answer carries the trace events as `trace`; with `stream: true` they come as `trace` events, and the end event carries the validation fields.',
+    access: developers,
+    request: validateDraftBody,
+    response: validationResponse,
+    events: 'whenStreamTrue',
+    errors: ['draftNotFound', 'conversationBusy'],
+  },
+  // Reports (DESIGN §7).
+  {
+    method: 'post',
+    path: '/api/admin/usageReport',
+    summary: 'Calls made with bearer keys: totals per account, role and UTC day, and the newest rows',
+    access: admins,
+    request: reportBody,
+    response: api.usageReport,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/errorReport',
+    summary: 'Runs that ended in neither success nor ask, newest first',
+    access: admins,
+    request: reportBody,
+    response: api.errorReport,
+  },
+  // Operations (README: Operations).
+  { method: 'get', path: '/healthz', summary: 'Liveness: the process answers', access: anyone, response: api.liveness },
+  {
+    method: 'get',
+    path: '/readyz',
+    summary: 'Readiness: PostgreSQL and Redis reachable (200), or not (503)',
+    access: anyone,
+    response: api.readiness,
+    responseAlsoWith: [503],
+  },
+  {
+    method: 'get',
+    path: '/metrics',
+    summary: 'Prometheus metrics of this web process and of the cluster’s runs',
+    access: anyone,
+    otherContent: { mediaType: 'text/plain; version=0.0.4', description: 'Prometheus text exposition format.' },
+  },
+  {
+    method: 'get',
+    path: '/api/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This document',
+    access: anyone,
+    otherContent: { mediaType: 'application/json', description: 'An OpenAPI 3.1 document.' },
+  },
+  {
+    method: 'get',
+    path: '/admin/queues',
+    operationId: 'queueDashboard',
+    summary: 'The queue dashboard (read-only), for admins',
+    description: 'An HTML page for a browser, with the files and the JSON it loads below /admin/queues/. Only GET and HEAD are answered.',
+    access: admins,
+    otherContent: { mediaType: 'text/html', description: 'The dashboard page.' },
+    errors: ['notFound', 'unavailable'],
+  },
+];
