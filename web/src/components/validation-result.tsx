@@ -17,7 +17,9 @@ export function ValidationResult({ run }: { run: ValidationRun }) {
       <div class="transcript" role="log" aria-live="polite" aria-label="Draft output">
         <OutputParts parts={run.parts} />
       </div>
-      <ResultMessage end={end} error={error} />
+      {/* A failed validation is explained to its developer below (compile errors, runtime error), not as users see it. */}
+      <ResultMessage end={end?.runtimeError || end?.compileErrors?.length ? undefined : end} error={error} />
+      {end?.compileErrors && end.compileErrors.length > 0 && <p class="field-error">The draft does not compile: see the compile errors above.</p>}
       {end?.runtimeError && (
         <p class="field-error">
           Runtime error{end.runtimeError.line ? ` at line ${end.runtimeError.line}${end.runtimeError.column ? `, column ${end.runtimeError.column}` : ''}` : ''}: {end.runtimeError.message}
