@@ -1,6 +1,5 @@
 import type Router from '@koa/router';
 import Koa from 'koa';
-import bodyParser from 'koa-bodyparser';
 import { AppError } from '../shared/errors.js';
 import type { WebDeps } from './deps.js';
 import { adminRoutes } from './admin/admin.routes.js';
@@ -10,6 +9,7 @@ import { convRoutes } from './conv/conv.routes.js';
 import { devRoutes } from './dev/dev.routes.js';
 import { execRoutes } from './exec/exec.routes.js';
 import { renderErrors } from './middleware/errors.js';
+import { readJsonBody } from './middleware/json-body.js';
 import { requireJson } from './middleware/json-only.js';
 import { requestId } from './middleware/request-id.js';
 import { openApiRoutes } from './openapi/openapi.routes.js';
@@ -34,7 +34,7 @@ export function createApp(deps: WebDeps): Koa {
   app.use(renderErrors(deps.logger));
   app.use(recordUsage(deps.usage, deps.clock));
   app.use(requireJson());
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: String(deps.config.bodyLimitBytes), strict: true }));
+  app.use(readJsonBody(deps.config.bodyLimitBytes));
   app.use(queueDashboard(deps));
 
   for (const router of createRouters(deps)) app.use(router.routes()).use(router.allowedMethods({ throw: true }));

@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import type { Principal } from '../../shared/api.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError, invalidRequest } from '../../shared/errors.js';
 import { keySecretMatches, parseServiceAccountKey } from '../../shared/service-account-key.js';
 import { findServiceAccountByKeyId } from '../../db/service-accounts.repository.js';
 import type { WebDeps } from '../deps.js';
@@ -21,7 +21,10 @@ export function authenticate(deps: WebDeps): Middleware {
   return async (ctx, next) => {
     const authorization = ctx.get('Authorization');
     const cookie = readSessionCookie(ctx, deps.config);
-    if (authorization && cookie) throw new AppError('invalidRequest', 'Send either a session cookie or a bearer key, not both.');
+    if (authorization && cookie) {
+      const both = 'send either the session cookie or a bearer key, not both';
+      throw invalidRequest({ Authorization: both, Cookie: both }, 'Send either a session cookie or a bearer key, not both.');
+    }
     if (authorization) {
       const bearer = await principalForBearer(deps, authorization);
       ctx.state.principal = bearer.principal;
