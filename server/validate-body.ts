@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import { invalidRequest, type FieldErrors } from '../shared/errors.js';
+import { isStorableText } from '../shared/storable-text.js';
 
 /**
  * The deepest nesting a body may have. Far more than any call needs, and far less than what overflows the
@@ -8,8 +9,6 @@ import { invalidRequest, type FieldErrors } from '../shared/errors.js';
  */
 export const maxBodyDepth = 64;
 
-/** U+0000 (PostgreSQL stores it in neither text nor jsonb) or a surrogate without its other half (not Unicode). */
-const unstorable = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** Parses the request body with its schema; a mismatch is a 400 naming each wrong field. */
 export function validateBody<T extends z.ZodType>(schema: T, ctx: Context): z.output<T> {
@@ -37,11 +36,11 @@ function findUnacceptableValue(body: unknown): FieldErrors | undefined {
   const name = (path: string[]) => path.join('.') || '(body)';
   while (pending.length) {
     const { value, path } = pending.pop()!;
-    if (typeof value === 'string' && unstorable.test(value)) return { [name(path)]: 'must not contain U+0000 or unpaired surrogates' };
+    if (typeof value === 'string' && !isStorableText(value)) return { [name(path)]: 'must not contain U+0000 or unpaired surrogates' };
     if (typeof value !== 'object' || value === null) continue;
     if (path.length >= maxBodyDepth) return { [name(path)]: `is nested deeper than ${maxBodyDepth} levels` };
     for (const [key, child] of Object.entries(value)) {
-      if (unstorable.test(key)) return { [name(path)]: 'has a field name with U+0000 or unpaired surrogates' };
+      if (!isStorableText(key)) return { [name(path)]: 'has a field name with U+0000 or unpaired surrogates' };
       pending.push({ value: child, path: [...path, key] });
     }
   }

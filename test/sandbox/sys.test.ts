@@ -177,3 +177,27 @@ describe('sandbox sys', () => {
     assert.deepEqual(texts(outcome), ['before']);
   });
 });
+
+describe('sandbox: text PostgreSQL cannot store', () => {
+  it('turns U+0000 and unpaired surrogates in output and asks into U+FFFD', async () => {
+    const outcome = await runAgent(
+      `export default async function (sys) {
+        sys.say('a\\u0000b');
+        sys.write('\\ud800!');
+        sys.html('<p>\\udc00</p>');
+        await sys.ask({ message: 'm\\u0000', inputs: [{ name: 'n', type: 'str', label: '\\ud83d' }] });
+      }`,
+    );
+    assert.equal(outcome.resultCode, 'ask');
+    assert.deepEqual(texts(outcome), ['a\ufffdb\ufffd!']);
+    assert.deepEqual(outcome.output[1], { type: 'html', html: '<p>\ufffd</p>' });
+    assert.equal(outcome.resultCode === 'ask' && outcome.askInput.message, 'm\ufffd');
+    assert.equal(outcome.resultCode === 'ask' && outcome.askInput.inputs[0]!.label, '\ufffd');
+  });
+
+  it('ends errorInAgent, naming where, when sys.vars or sys.conv holds such text', async () => {
+    const outcome = await runAgent(`export default async function (sys) { sys.conv.notes = { last: 'x\\u0000' }; }`);
+    assert.equal(outcome.resultCode, 'errorInAgent');
+    assert.match(errorOf(outcome).message, /sys\.conv\.notes\.last holds U\+0000 or an unpaired surrogate/);
+  });
+});

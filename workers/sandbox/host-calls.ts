@@ -1,3 +1,4 @@
+import { toStorableText } from '../../shared/storable-text.js';
 import { AgentFault, AgentTypeError } from './error-codes.js';
 import { FetchFailure } from './http-fetch.js';
 import { isReplaying } from './journal.js';
@@ -37,7 +38,7 @@ export function handleSyncCall(session: Session, op: unknown, payloadText: unkno
   try {
     const handler = typeof op === 'string' ? syncOps[op] : undefined;
     if (!handler || hasEnded(session)) return haltReply();
-    const payload = parsePayload(payloadText);
+    const payload = parsePayload(payloadText, op);
     const value = isTracing(session) ? traceSyncCall(session, op as string, payload, () => handler(session, payload)) : handler(session, payload);
     return JSON.stringify({ ok: true, value: value ?? null });
   } catch (err) {
@@ -49,7 +50,7 @@ export async function handleAsyncCall(session: Session, op: unknown, payloadText
   try {
     const handler = typeof op === 'string' ? asyncOps[op] : undefined;
     if (!handler || hasEnded(session)) return haltReply();
-    const payload = parsePayload(payloadText);
+    const payload = parsePayload(payloadText, op);
     const value = isTracing(session) ? await traceAsyncCall(session, op as string, payload, () => handler(session, payload)) : await handler(session, payload);
     return JSON.stringify({ ok: true, value: value ?? null });
   } catch (err) {
@@ -94,10 +95,19 @@ function imageFromPayload(p: Payload) {
   return imagePart(stringField(p, 'source'), mimeType);
 }
 
-function parsePayload(text: unknown): Payload {
-  const payload: unknown = typeof text === 'string' ? JSON.parse(text) : undefined;
+/**
+ * The call's arguments. Text that cannot be stored (U+0000, unpaired surrogates) becomes U+FFFD in
+ * everything but a fetch, whose body and headers go out as the agent wrote them: output, asks and
+ * messages are kept in PostgreSQL.
+ */
+function parsePayload(text: unknown, op: unknown): Payload {
+  const payload: unknown = typeof text === 'string' ? JSON.parse(text, op === 'fetch' ? undefined : storableStrings) : undefined;
   if (typeof payload !== 'object' || payload === null) throw new AgentTypeError('malformed sys call');
   return payload as Payload;
+}
+
+function storableStrings(_key: string, value: unknown): unknown {
+  return typeof value === 'string' ? toStorableText(value) : value;
 }
 
 function stringField(payload: Payload, key: string): string {

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../../shared/api.js';
+import { findUnstorableText } from '../../shared/storable-text.js';
 import { AgentFault } from './error-codes.js';
 
 /** Combined JSON size of sys.vars and sys.conv a run may leave behind. */
@@ -19,5 +20,10 @@ export function readVariables(varsText: unknown, convText: unknown): Variables {
   if (size > maxVariableBytes) {
     throw new AgentFault(`variables too large: sys.vars and sys.conv take ${size} bytes as JSON, at most ${maxVariableBytes} are kept`);
   }
-  return { vars: JSON.parse(varsText) as JsonObject, conv: JSON.parse(convText) as JsonObject };
+  const variables = { vars: JSON.parse(varsText) as JsonObject, conv: JSON.parse(convText) as JsonObject };
+  for (const scope of ['vars', 'conv'] as const) {
+    const path = findUnstorableText(variables[scope]);
+    if (path) throw new AgentFault(`sys.${[scope, ...path].join('.')} holds U+0000 or an unpaired surrogate, which cannot be stored`);
+  }
+  return variables;
 }
