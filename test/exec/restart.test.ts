@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { createDb } from '../../db/database.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
-import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { deleteRedisKeys } from '../setup.js';
 import { testEnv } from '../helpers/test-env.js';
 
 describe('a paused ask survives restarts', () => {
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  const url = `http://127.0.0.1:${port}`;
+  let port = '';
+  let url = '';
   const db = createDb(testEnv.DATABASE_URL!, 2);
   let web: Spawned | undefined;
   let worker: Spawned | undefined;
@@ -25,6 +25,10 @@ describe('a paused ask survives restarts', () => {
     await Promise.all([web?.exited, worker?.exited]);
   }
 
+  before(async () => {
+    port = String(await freePort());
+    url = `http://127.0.0.1:${port}`;
+  });
   after(async () => {
     await stopProcesses('SIGKILL');
     await db.destroy();

@@ -4,7 +4,7 @@ import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startPrivatePostgres, type PrivateServer } from '../helpers/private-servers.js';
-import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { testEnv } from '../helpers/test-env.js';
 import { startBackgroundLoad } from './load-under-fault.js';
 
@@ -12,8 +12,8 @@ const maxRuntimeMs = 4000;
 
 describe('PostgreSQL restarted under load (web and worker processes)', function () {
   this.timeout(120_000);
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  const url = `http://127.0.0.1:${port}`;
+  let port = '';
+  let url = '';
   const counter = uniqueAgentName('counter');
   const asker = uniqueAgentName('asker');
   let postgres: PrivateServer;
@@ -22,6 +22,8 @@ describe('PostgreSQL restarted under load (web and worker processes)', function 
   let key: string;
 
   before(async () => {
+    port = String(await freePort());
+    url = `http://127.0.0.1:${port}`;
     postgres = await startPrivatePostgres();
     const databaseUrl = `${postgres.url}/agentexec_faults`;
     await ensureDatabase(databaseUrl);

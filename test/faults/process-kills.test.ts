@@ -3,7 +3,7 @@ import { createDb } from '../../db/database.js';
 import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent, post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
-import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { openStream } from '../helpers/sse.js';
 import { testEnv } from '../helpers/test-env.js';
 import { isConversationLocked, waitFor } from '../helpers/wait.js';
@@ -11,8 +11,8 @@ import { isConversationLocked, waitFor } from '../helpers/wait.js';
 /** Two web and two worker processes; one of each is killed with SIGKILL while it works. */
 describe('processes killed mid-work', function () {
   this.timeout(60_000);
-  const ports = [0, 1].map(() => String(20_000 + Math.floor(Math.random() * 20_000)));
-  const urls = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
+  const ports: string[] = [];
+  const urls: [string, string] = ['', ''];
   // A queue of its own with a short job lock, so a dead worker's jobs are noticed in about a second.
   const env = { JOB_LOCK_MS: '1000', QUEUE_PREFIX: `${testEnv.QUEUE_PREFIX}-kills`, WORKER_CONCURRENCY: '4', LOG_LEVEL: 'info' };
   const db = createDb(testEnv.DATABASE_URL!, 2);
@@ -29,6 +29,10 @@ describe('processes killed mid-work', function () {
   };
 
   before(async () => {
+    for (const i of [0, 1]) {
+      ports[i] = String(await freePort());
+      urls[i] = `http://127.0.0.1:${ports[i]}`;
+    }
     key = (await createAccount(db)).key;
     await publishAgent(db, counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; sys.say(String(sys.vars.n)); }`);
     await publishAgent(db, slow, `export default async (sys) => { sys.vars.n = 1000; await sys.sleep(3000); sys.say('done'); }`);

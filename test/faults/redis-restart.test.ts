@@ -6,7 +6,7 @@ import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startPrivateRedis, type PrivateServer } from '../helpers/private-servers.js';
-import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { testEnv } from '../helpers/test-env.js';
 import { waitFor } from '../helpers/wait.js';
 import { startBackgroundLoad } from './load-under-fault.js';
@@ -15,8 +15,8 @@ const maxRuntimeMs = 4000;
 
 describe('Redis restarted under load (web and worker processes)', function () {
   this.timeout(90_000);
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  const url = `http://127.0.0.1:${port}`;
+  let port = '';
+  let url = '';
   const db = createDb(testEnv.DATABASE_URL!, 2);
   const counter = uniqueAgentName('counter');
   const asker = uniqueAgentName('asker');
@@ -25,6 +25,8 @@ describe('Redis restarted under load (web and worker processes)', function () {
   let key: string;
 
   before(async () => {
+    port = String(await freePort());
+    url = `http://127.0.0.1:${port}`;
     redis = await startPrivateRedis();
     key = (await createAccount(db)).key;
     await publishAgent(db, counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; await sys.sleep(20); sys.say(String(sys.vars.n)); }`);

@@ -3,6 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, chownSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import net from 'node:net';
+import { freePort } from './processes.js';
 import { waitFor } from './wait.js';
 
 /**
@@ -20,9 +21,6 @@ export interface PrivateServer {
   destroy(): Promise<void>;
 }
 
-function randomPort(): number {
-  return 30_000 + Math.floor(Math.random() * 20_000);
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -37,7 +35,7 @@ function accepts(port: number): Promise<boolean> {
 
 /** redis-server without persistence, as the machine's Redis runs. */
 export async function startPrivateRedis(): Promise<PrivateServer> {
-  const port = randomPort();
+  const port = await freePort();
   let child: ChildProcess | undefined;
   const server: PrivateServer = {
     port,
@@ -74,7 +72,7 @@ function runAsOwner(command: string, args: string[]) {
 
 /** A fresh cluster with trust authentication for the user postgres. */
 export async function startPrivatePostgres(): Promise<PrivateServer> {
-  const port = randomPort();
+  const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'agentexec-pg-'));
   if (process.getuid?.() === 0) {
     const owner = spawnSync('id', ['-u', 'postgres'], { encoding: 'utf8' });

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { testEnv } from './test-env.js';
 
@@ -42,4 +43,16 @@ export async function runCli(args: string[], env: Record<string, string> = {}): 
   const output = spawned.output();
   const jsonLine = output.split('\n').find((line) => line.startsWith('{'));
   return { code, output, json: jsonLine ? JSON.parse(jsonLine) : undefined };
+}
+
+/** A port nothing listens on now (the system picks it), for a process the test starts. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no free port'))));
+    });
+  });
 }

@@ -3,16 +3,16 @@ import { createDb } from '../../db/database.js';
 import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
-import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { openStream } from '../helpers/sse.js';
 import { testEnv } from '../helpers/test-env.js';
 import { isConversationLocked, waitFor } from '../helpers/wait.js';
 
 describe('crash safety and graceful stops (separate processes)', () => {
-  const port = String(20_000 + Math.floor(Math.random() * 20_000));
-  const url = `http://127.0.0.1:${port}`;
+  let port = '';
+  let url = '';
   // A queue of its own: another suite's worker (30 s job lock) would hold the stall checker's lock for 30 s.
-  const env = { PORT: port, JOB_LOCK_MS: '1000', QUEUE_PREFIX: `${testEnv.QUEUE_PREFIX}-crash` };
+  const env = () => ({ PORT: port, JOB_LOCK_MS: '1000', QUEUE_PREFIX: `${testEnv.QUEUE_PREFIX}-crash` });
   const db = createDb(testEnv.DATABASE_URL!, 2);
   const spawned: Spawned[] = [];
   let key: string;
@@ -22,12 +22,14 @@ describe('crash safety and graceful stops (separate processes)', () => {
   const alive = (pattern: RegExp) => spawned.find((p) => p.child.exitCode === null && p.child.signalCode === null && pattern.test(p.output()))!;
 
   function start(entry: 'server/main.js' | 'workers/main.js'): Spawned {
-    const process = spawnEntry(entry, [], env);
+    const process = spawnEntry(entry, [], env());
     spawned.push(process);
     return process;
   }
 
   before(async () => {
+    port = String(await freePort());
+    url = `http://127.0.0.1:${port}`;
     key = (await createAccount(db)).key;
     await publishAgent(db, counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; }`);
     await publishAgent(db, slow, `export default async (sys) => { sys.vars.n = 1000; sys.say('working'); await sys.sleep(Number(sys.inputs.ms ?? 1500)); sys.say('finished'); }`);
