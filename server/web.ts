@@ -24,6 +24,9 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
+/** How long an idle keep-alive connection is kept open. */
+const keepAliveTimeoutMs = 65_000;
+
 /** Starts the HTTP API on `port` (0 picks a free one). */
 export async function startWeb(
   base: { config: Config; db: Db; logger: Logger; box: SecretBox; clock: Clock; secrets: Secrets },
@@ -47,6 +50,11 @@ export async function startWeb(
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
   const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, metrics, usage };
   const server = createApp(deps).listen(port);
+  // Node closes an idle keep-alive connection after 5 s, which races a client sending on it (ECONNRESET
+  // on a POST it cannot safely repeat). Idle connections stay open longer than load balancers keep
+  // theirs (60 s is common), so the balancer or client closes first; headers must come within that too.
+  server.keepAliveTimeout = keepAliveTimeoutMs;
+  server.headersTimeout = keepAliveTimeoutMs + 1000;
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject));
   const address = server.address();
   return {

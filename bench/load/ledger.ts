@@ -26,10 +26,17 @@ export interface Ledger {
   discarded(convid: string): void;
   /** What `convid` has so far (for calls that expect n and h). */
   current(convid: string): ExpectedConversation;
+  /**
+   * A call on `convid` got no answer (its connection broke): whether it ran is unknown, so the
+   * conversation cannot be checked. The failure itself is counted where it happened.
+   */
+  uncertain(convid: string): void;
+  isUncertain(convid: string): boolean;
 }
 
 export function createLedger(): Ledger {
   const conversations = new Map<string, ExpectedConversation>();
+  const uncertain = new Set<string>();
   const current = (convid: string) => {
     let conversation = conversations.get(convid);
     if (!conversation) {
@@ -58,5 +65,7 @@ export function createLedger(): Ledger {
     discarded(convid) {
       current(convid).executions += 1;
     },
+    uncertain: (convid) => void uncertain.add(convid),
+    isUncertain: (convid) => uncertain.has(convid),
   };
 }

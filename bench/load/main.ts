@@ -128,7 +128,7 @@ async function runLoad(clients: ApiClient[], options: LoadOptions): Promise<Load
   return { context, seconds: (performance.now() - started) / 1000, unfinished: finished ? 0 : running };
 }
 
-function formatReport(options: LoadOptions, outcome: LoadOutcome, verified: { checked: number; mismatches: string[] }, problems: string[]): string {
+function formatReport(options: LoadOptions, outcome: LoadOutcome, verified: { checked: number; uncertain: number; mismatches: string[] }, problems: string[]): string {
   const { tally } = outcome.context;
   const rows = tally.report().map(({ kind, latency, failures }) =>
     `  ${kind.padEnd(12)} ${String(latency.count).padStart(7)} ${latency.p50.toFixed(1).padStart(9)} ${latency.p99.toFixed(1).padStart(9)} ${latency.max.toFixed(1).padStart(9)} ${String(failures).padStart(8)}`,
@@ -140,7 +140,7 @@ function formatReport(options: LoadOptions, outcome: LoadOutcome, verified: { ch
     ...rows,
     `failures: ${tally.failures()}${tally.samples().length ? `\n  ${tally.samples().join('\n  ')}` : ''}`,
     `unfinished workflows at the time limit: ${outcome.unfinished}`,
-    `conversations checked: ${verified.checked}, mismatches: ${verified.mismatches.length}${verified.mismatches.length ? `\n  ${verified.mismatches.join('\n  ')}` : ''}`,
+    `conversations checked: ${verified.checked} (${verified.uncertain} left out: a call on them got no answer), mismatches: ${verified.mismatches.length}${verified.mismatches.length ? `\n  ${verified.mismatches.join('\n  ')}` : ''}`,
     `warnings logged by the processes: ${problems.length}${problems.length ? `\n  ${problems.join('\n  ')}` : ''}`,
   ].join('\n');
 }

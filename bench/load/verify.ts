@@ -7,9 +7,10 @@ import type { ExpectedConversation, Ledger } from './ledger.js';
  * the conversation's queries in order, the prompt history, the pause, and the number of execution
  * records (a run kept twice, or lost, shows here). Returns one line per mismatch.
  */
-export async function verifyConversations(db: Db, ledger: Ledger, maxLines = 20): Promise<{ checked: number; mismatches: string[] }> {
+export async function verifyConversations(db: Db, ledger: Ledger, maxLines = 20): Promise<{ checked: number; uncertain: number; mismatches: string[] }> {
   const mismatches: string[] = [];
-  const ids = [...ledger.conversations.keys()];
+  const all = [...ledger.conversations.keys()];
+  const ids = all.filter((convid) => !ledger.isUncertain(convid));
   for (let i = 0; i < ids.length; i += 1000) {
     const batch = ids.slice(i, i + 1000);
     const [rows, pauses, executions] = await Promise.all([
@@ -29,7 +30,7 @@ export async function verifyConversations(db: Db, ledger: Ledger, maxLines = 20)
       if (problem) mismatches.push(`${convid}: ${problem}`);
     }
   }
-  return { checked: ids.length, mismatches: mismatches.slice(0, maxLines).concat(mismatches.length > maxLines ? [`… ${mismatches.length - maxLines} more`] : []) };
+  return { checked: ids.length, uncertain: all.length - ids.length, mismatches: mismatches.slice(0, maxLines).concat(mismatches.length > maxLines ? [`… ${mismatches.length - maxLines} more`] : []) };
 }
 
 interface Stored {

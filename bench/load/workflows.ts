@@ -35,7 +35,11 @@ function query(): string {
 }
 
 async function exec(context: LoadContext, kind: string, body: Record<string, unknown>, headers?: Record<string, string>): Promise<ExecutionResponse> {
-  const answer = await context.tally.time(kind, () => withTimeout(client(context).post(execPath, body, headers), context.callTimeoutMs, `${kind} call`));
+  const sent = context.tally.time(kind, () => withTimeout(client(context).post(execPath, body, headers), context.callTimeoutMs, `${kind} call`));
+  const answer = await sent.catch((err: unknown) => {
+    if (typeof body.convid === 'string') context.ledger.uncertain(body.convid);
+    throw err;
+  });
   if (answer.status !== 200) throw new Error(`HTTP ${answer.status}: ${answer.text.slice(0, 200)}`);
   return jsonOf<ExecutionResponse>(answer);
 }
