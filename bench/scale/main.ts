@@ -60,6 +60,8 @@ async function main(): Promise<number> {
     teardown.add('close the database pool', () => db.destroy());
     await execAgent(client, { agentName: 'starter' });
 
+    log('▸ warming up (JIT, warm isolates, connections), untimed');
+    await timeCalls(client, calls);
     log(`▸ empty database: ${calls} starts and ${calls} resumes, one at a time`);
     const empty = await timeCalls(client, calls);
     log(`▸ filling: ${counts.conversations} conversations, ${counts.paused} paused`);
