@@ -4,9 +4,8 @@ import { KoaAdapter } from '@bull-board/koa';
 import type { Context, Middleware, Next } from 'koa';
 import { AppError } from '../../shared/errors.js';
 import type { WebDeps } from '../deps.js';
-import { clearSessionCookie, readSessionCookie } from '../auth/session-cookie.js';
-import { callerOfSession } from '../auth/sessions.js';
-import { authenticate } from '../middleware/authenticate.js';
+import { readSessionCookie } from '../auth/session-cookie.js';
+import { authenticate, identifySession } from '../middleware/authenticate.js';
 import { requireRole } from '../middleware/require-role.js';
 
 /** Where the dashboard is served (DESIGN §2). */
@@ -63,13 +62,7 @@ function identifyCaller(deps: WebDeps): Middleware {
   return async (ctx, next) => {
     const cookie = readSessionCookie(ctx, deps.config);
     if (!cookie || !readMethods.has(ctx.method) || ctx.get('Authorization')) return strict(ctx, next);
-    const caller = await callerOfSession(deps, cookie);
-    if (!caller) {
-      clearSessionCookie(ctx, deps.config);
-      throw new AppError('unauthenticated', 'Your session has ended; sign in again.', { sessionEnded: true });
-    }
-    ctx.state.principal = caller.principal;
-    ctx.state.sessionId = caller.sessionId;
+    await identifySession(deps, ctx, cookie);
     await next();
   };
 }

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Principal } from '../../shared/api.js';
 import { AppError, invalidRequest } from '../../shared/errors.js';
 import { keySecretMatches, parseServiceAccountKey } from '../../shared/service-account-key.js';
@@ -31,18 +31,26 @@ export function authenticate(deps: WebDeps): Middleware {
       ctx.state.accountName = bearer.accountName;
     } else if (cookie) {
       assertFromAllowedOrigin(ctx, allowedOrigins);
-      const caller = await callerOfSession(deps, cookie);
-      if (!caller) {
-        clearSessionCookie(ctx, deps.config);
-        throw new AppError('unauthenticated', 'Your session has ended; sign in again.', { sessionEnded: true });
-      }
-      ctx.state.principal = caller.principal;
-      ctx.state.sessionId = caller.sessionId;
+      await identifySession(deps, ctx, cookie);
     } else {
       throw new AppError('unauthenticated', 'Sign in or send a bearer key.');
     }
     await next();
   };
+}
+
+/**
+ * Sets the caller of the session the cookie names (`principal`, `sessionId`); a session that has ended
+ * clears the cookie and is 401 with `details.sessionEnded`. No origin check: that is the caller's part.
+ */
+export async function identifySession(deps: WebDeps, ctx: Context, cookie: string): Promise<void> {
+  const caller = await callerOfSession(deps, cookie);
+  if (!caller) {
+    clearSessionCookie(ctx, deps.config);
+    throw new AppError('unauthenticated', 'Your session has ended; sign in again.', { sessionEnded: true });
+  }
+  ctx.state.principal = caller.principal;
+  ctx.state.sessionId = caller.sessionId;
 }
 
 async function principalForBearer(deps: WebDeps, authorization: string): Promise<{ principal: Principal; accountName: string }> {

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { execAgent } from '../helpers/api.js';
 
 /** One call made by the fault tests' background load. */
@@ -61,4 +62,28 @@ export async function startBackgroundLoad(url: string, key: string, agentName: s
       await Promise.all(loops);
     },
   };
+}
+
+/** When a dependency was stopped and started again (performance.now()). */
+export interface Outage {
+  stopped: number;
+  restarted: number;
+}
+
+/**
+ * What every call of the background load must show about an outage: it was answered with its result or
+ * 503 `unavailable`; it waited no longer than the max runtime after the outage began (a run that started
+ * just before it may still end, and commit, that much later; plus 1.5 s to notice); and the load really
+ * met the outage. Returns how many successes each client had.
+ */
+export function assertOutageAnswered(load: BackgroundLoad, outage: Outage, maxRuntimeMs: number): number[] {
+  const byOutcome = new Map<string, number>();
+  for (const c of load.calls) byOutcome.set(`${c.status} ${c.resultCode ?? c.errorCode}`, (byOutcome.get(`${c.status} ${c.resultCode ?? c.errorCode}`) ?? 0) + 1);
+  const other = load.calls.filter((c) => !(c.status === 200 && c.resultCode === 'success') && !(c.status === 503 && c.errorCode === 'unavailable'));
+  assert.deepEqual(other, [], `only results and 503 unavailable: ${JSON.stringify([...byOutcome])}`);
+  const late = load.calls.filter((c) => c.sentAt + c.ms > Math.max(c.sentAt, outage.stopped) + maxRuntimeMs + 1500);
+  assert.deepEqual(late, [], 'no call waited past the max runtime after the outage began');
+  const metOutage = load.calls.filter((c) => c.sentAt < outage.restarted && c.sentAt + c.ms > outage.stopped);
+  assert.ok(metOutage.length >= load.convids.length, `${metOutage.length} calls were going during the outage`);
+  return load.convids.map((_, client) => load.calls.filter((c) => c.client === client && c.resultCode === 'success').length);
 }
