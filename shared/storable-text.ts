@@ -14,18 +14,30 @@ export function toStorableText(text: string): string {
   return unstorable.test(text) ? text.replace(unstorableEverywhere, '\ufffd') : text;
 }
 
-/** The path of the first string (or key) inside `value` that cannot be stored, or undefined. Walks without recursion. */
-export function findUnstorableText(value: unknown): string[] | undefined {
+/** Where a JSON value holds something it should not: text that cannot be stored, or nesting too deep. */
+export interface UnacceptableJson {
+  problem: 'text' | 'fieldName' | 'depth';
+  /** Down to the value; for `fieldName`, down to the object whose field name it is. */
+  path: string[];
+}
+
+/**
+ * The first place inside `value` with a string or field name that cannot be stored, or an object or
+ * array nested deeper than `maxDepth`; undefined when there is none. Walks without recursion, so a
+ * value of any depth is measured safely.
+ */
+export function findUnacceptableJson(value: unknown, maxDepth = Infinity): UnacceptableJson | undefined {
   const pending: { value: unknown; path: string[] }[] = [{ value, path: [] }];
   while (pending.length) {
     const next = pending.pop()!;
     if (typeof next.value === 'string') {
-      if (!isStorableText(next.value)) return next.path;
+      if (!isStorableText(next.value)) return { problem: 'text', path: next.path };
       continue;
     }
     if (typeof next.value !== 'object' || next.value === null) continue;
+    if (next.path.length >= maxDepth) return { problem: 'depth', path: next.path };
     for (const [key, child] of Object.entries(next.value)) {
-      if (!isStorableText(key)) return [...next.path, key];
+      if (!isStorableText(key)) return { problem: 'fieldName', path: next.path };
       pending.push({ value: child, path: [...next.path, key] });
     }
   }
