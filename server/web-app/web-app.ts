@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Context, Middleware } from 'koa';
 import serveStatic from 'koa-static';
@@ -29,6 +28,8 @@ export function serveWebApp(options: { root?: string; defaultAgent: string; logg
     options.logger.warn({ root }, 'web app not built (npm run build): only the API is served');
     return (_ctx, next) => next();
   }
+  // Read and filled in once: the built app does not change while the process runs.
+  const indexHtml = fillIndex(readFileSync(indexPath, 'utf8'), options.defaultAgent);
   const files = serveStatic(root, {
     index: false,
     setHeaders(res, path) {
@@ -47,17 +48,20 @@ export function serveWebApp(options: { root?: string; defaultAgent: string; logg
       // A missing file under /assets/ is a 404, not the app: a stale page asking for an old bundle must fail visibly.
       if (ctx.path.startsWith('/assets/') || /\.\w{1,5}$/.test(ctx.path)) return next();
     }
-    await sendIndex(ctx, indexPath, options.defaultAgent);
+    sendIndex(ctx, indexHtml);
   };
 }
 
-async function sendIndex(ctx: Context, indexPath: string, defaultAgent: string): Promise<void> {
-  const html = await readFile(indexPath, 'utf8');
+function fillIndex(html: string, defaultAgent: string): string {
+  return html.replace('content="%DEFAULT_AGENT%"', `content="${escapeAttribute(defaultAgent)}"`);
+}
+
+function sendIndex(ctx: Context, html: string): void {
   ctx.status = 200;
   ctx.type = 'text/html; charset=utf-8';
   ctx.set('Cache-Control', 'no-cache');
   for (const [name, value] of Object.entries(htmlSecurityHeaders)) ctx.set(name, value);
-  ctx.body = html.replace('content="%DEFAULT_AGENT%"', `content="${escapeAttribute(defaultAgent)}"`);
+  ctx.body = html;
 }
 
 function escapeAttribute(value: string): string {

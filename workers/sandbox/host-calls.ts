@@ -101,7 +101,9 @@ function imageFromPayload(p: Payload) {
  * messages are kept in PostgreSQL.
  */
 function parsePayload(text: unknown, op: unknown): Payload {
-  const payload: unknown = typeof text === 'string' ? JSON.parse(text, op === 'fetch' ? undefined : storableStrings) : undefined;
+  // The isolate's JSON.stringify writes U+0000 and unpaired surrogates as \u escapes: without one, there is nothing to replace.
+  const clean = op === 'fetch' || typeof text !== 'string' || !text.includes('\\u');
+  const payload: unknown = typeof text === 'string' ? JSON.parse(text, clean ? undefined : storableStrings) : undefined;
   if (typeof payload !== 'object' || payload === null) throw new AgentTypeError('malformed sys call');
   return payload as Payload;
 }
