@@ -1,5 +1,10 @@
 import assert from 'node:assert/strict';
+import type { Db } from '../../db/database.js';
+import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
+import { publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import type { PrivateServer } from '../helpers/private-servers.js';
+import { spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 
 /** One call made by the fault tests' background load. */
 export interface LoadCall {
@@ -86,4 +91,36 @@ export function assertOutageAnswered(load: BackgroundLoad, outage: Outage, maxRu
   const metOutage = load.calls.filter((c) => c.sentAt < outage.restarted && c.sentAt + c.ms > outage.stopped);
   assert.ok(metOutage.length >= load.convids.length, `${metOutage.length} calls were going during the outage`);
   return load.convids.map((_, client) => load.calls.filter((c) => c.client === client && c.resultCode === 'success').length);
+}
+
+/** The agents of the restart tests: `counter` counts its calls in sys.vars.n; `asker` pauses on an ask. */
+export async function publishFaultAgents(db: Db): Promise<{ counter: string; asker: string }> {
+  const agents = { counter: uniqueAgentName('counter'), asker: uniqueAgentName('asker') };
+  await publishAgent(db, agents.counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; await sys.sleep(20); sys.say(String(sys.vars.n)); }`);
+  await publishAgent(db, agents.asker, `export default async (sys) => { const a = await sys.ask({ message: 'Name?', inputs: [{ name: 'name', type: 'str' }] }); sys.say('hi ' + a.name); }`);
+  return agents;
+}
+
+/** A web and a worker process with `env`, once both are ready. */
+export async function startWebAndWorker(env: Record<string, string>): Promise<Spawned[]> {
+  const processes = [spawnEntry('server/main.js', [], env), spawnEntry('workers/main.js', [], env)];
+  await Promise.all([waitForOutput(processes[0]!, /web listening/), waitForOutput(processes[1]!, /worker running/)]);
+  return processes;
+}
+
+/** Stops `server`, keeps it down `downMs`, starts it again. */
+export async function interrupt(server: PrivateServer, downMs: number): Promise<Outage> {
+  const stopped = performance.now();
+  await server.stop();
+  await new Promise((resolve) => setTimeout(resolve, downMs));
+  await server.start();
+  return { stopped, restarted: performance.now() };
+}
+
+/** Each client's conversation kept every success once and nothing else (`n` counts from the call that started it). */
+export async function assertEachSuccessKeptOnce(db: Db, load: BackgroundLoad, successes: number[], counter: string): Promise<void> {
+  for (const [client, convid] of load.convids.entries()) {
+    const conversation = await findConversation(db, convid);
+    assert.equal(conversation?.agent_vars[counter]?.n, successes[client]! + 1, `client ${client}: every success kept once, nothing else`);
+  }
 }

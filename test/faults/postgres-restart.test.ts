@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { createDb, ensureDatabase, migrateToLatest, type Db } from '../../db/database.js';
-import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
-import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { createAccount } from '../helpers/fixtures.js';
 import { startPrivatePostgres, type PrivateServer } from '../helpers/private-servers.js';
-import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { freePort, type Spawned } from '../helpers/processes.js';
 import { testEnv } from '../helpers/test-env.js';
-import { assertOutageAnswered, startBackgroundLoad } from './load-under-fault.js';
+import { assertEachSuccessKeptOnce, assertOutageAnswered, interrupt, publishFaultAgents, startBackgroundLoad, startWebAndWorker } from './load-under-fault.js';
 
 const maxRuntimeMs = 4000;
 
@@ -14,8 +13,8 @@ describe('PostgreSQL restarted under load (web and worker processes)', function 
   this.timeout(120_000);
   let port = '';
   let url = '';
-  const counter = uniqueAgentName('counter');
-  const asker = uniqueAgentName('asker');
+  let counter = '';
+  let asker = '';
   let postgres: PrivateServer;
   let db: Db;
   let processes: Spawned[] = [];
@@ -30,8 +29,7 @@ describe('PostgreSQL restarted under load (web and worker processes)', function 
     db = createDb(databaseUrl, 2);
     await migrateToLatest(db);
     key = (await createAccount(db)).key;
-    await publishAgent(db, counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; await sys.sleep(20); sys.say(String(sys.vars.n)); }`);
-    await publishAgent(db, asker, `export default async (sys) => { const a = await sys.ask({ message: 'Name?', inputs: [{ name: 'name', type: 'str' }] }); sys.say('hi ' + a.name); }`);
+    ({ counter, asker } = await publishFaultAgents(db));
     const env = {
       DATABASE_URL: databaseUrl,
       QUEUE_PREFIX: `${testEnv.QUEUE_PREFIX}-pg`,
@@ -40,8 +38,7 @@ describe('PostgreSQL restarted under load (web and worker processes)', function 
       MAX_AGENT_RUNTIME_MS: String(maxRuntimeMs),
       LOG_LEVEL: 'info',
     };
-    processes = [spawnEntry('server/main.js', [], env), spawnEntry('workers/main.js', [], env)];
-    await Promise.all([waitForOutput(processes[0]!, /web listening/), waitForOutput(processes[1]!, /worker running/)]);
+    processes = await startWebAndWorker(env);
   });
   after(async () => {
     for (const p of processes) p.child.kill('SIGKILL');
@@ -56,19 +53,11 @@ describe('PostgreSQL restarted under load (web and worker processes)', function 
     const load = await startBackgroundLoad(url, key, counter, 6);
     await new Promise((resolve) => setTimeout(resolve, 1000));
 
-    const stopped = performance.now();
-    await postgres.stop();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await postgres.start();
-    const restarted = performance.now();
-    await load.recovered(restarted, 3, 30_000);
+    const outage = await interrupt(postgres, 1500);
+    await load.recovered(outage.restarted, 3, 30_000);
     await load.stop();
 
-    const successes = assertOutageAnswered(load, { stopped, restarted }, maxRuntimeMs);
-    for (const [client, convid] of load.convids.entries()) {
-      const conversation = await findConversation(db, convid);
-      assert.equal(conversation?.agent_vars[counter]?.n, successes[client]! + 1, `client ${client}: every success kept once, nothing else`);
-    }
+    await assertEachSuccessKeptOnce(db, load, assertOutageAnswered(load, outage, maxRuntimeMs), counter);
     const answered = await execAgent(url, key, { agentName: asker, convid: paused.body.convid, inputs: { name: 'Ada' } });
     assert.equal(answered.body.resultCode, 'success', 'the pause made before the restart is intact');
   });

@@ -2,14 +2,13 @@ import assert from 'node:assert/strict';
 import { Queue } from 'bullmq';
 import { maintenanceQueueName } from '../../shared/channels.js';
 import { createDb } from '../../db/database.js';
-import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
-import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { createAccount } from '../helpers/fixtures.js';
 import { startPrivateRedis, type PrivateServer } from '../helpers/private-servers.js';
-import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
+import { freePort, type Spawned } from '../helpers/processes.js';
 import { testEnv } from '../helpers/test-env.js';
 import { waitFor } from '../helpers/wait.js';
-import { assertOutageAnswered, startBackgroundLoad } from './load-under-fault.js';
+import { assertEachSuccessKeptOnce, assertOutageAnswered, interrupt, publishFaultAgents, startBackgroundLoad, startWebAndWorker } from './load-under-fault.js';
 
 const maxRuntimeMs = 4000;
 
@@ -18,8 +17,8 @@ describe('Redis restarted under load (web and worker processes)', function () {
   let port = '';
   let url = '';
   const db = createDb(testEnv.DATABASE_URL!, 2);
-  const counter = uniqueAgentName('counter');
-  const asker = uniqueAgentName('asker');
+  let counter = '';
+  let asker = '';
   let redis: PrivateServer;
   let processes: Spawned[] = [];
   let key: string;
@@ -29,11 +28,9 @@ describe('Redis restarted under load (web and worker processes)', function () {
     url = `http://127.0.0.1:${port}`;
     redis = await startPrivateRedis();
     key = (await createAccount(db)).key;
-    await publishAgent(db, counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; await sys.sleep(20); sys.say(String(sys.vars.n)); }`);
-    await publishAgent(db, asker, `export default async (sys) => { const a = await sys.ask({ message: 'Name?', inputs: [{ name: 'name', type: 'str' }] }); sys.say('hi ' + a.name); }`);
+    ({ counter, asker } = await publishFaultAgents(db));
     const env = { REDIS_URL: redis.url, PORT: port, JOB_LOCK_MS: '1000', MAX_AGENT_RUNTIME_MS: String(maxRuntimeMs), LOG_LEVEL: 'info' };
-    processes = [spawnEntry('server/main.js', [], env), spawnEntry('workers/main.js', [], env)];
-    await Promise.all([waitForOutput(processes[0]!, /web listening/), waitForOutput(processes[1]!, /worker running/)]);
+    processes = await startWebAndWorker(env);
   });
   after(async () => {
     for (const p of processes) p.child.kill('SIGKILL');
@@ -48,19 +45,11 @@ describe('Redis restarted under load (web and worker processes)', function () {
     const load = await startBackgroundLoad(url, key, counter, 6);
     await new Promise((resolve) => setTimeout(resolve, 1000));
 
-    const stopped = performance.now();
-    await redis.stop();
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    await redis.start();
-    const restarted = performance.now();
-    await load.recovered(restarted, 3, 30_000);
+    const outage = await interrupt(redis, 1500);
+    await load.recovered(outage.restarted, 3, 30_000);
     await load.stop();
 
-    const successes = assertOutageAnswered(load, { stopped, restarted }, maxRuntimeMs);
-    for (const [client, convid] of load.convids.entries()) {
-      const conversation = await findConversation(db, convid);
-      assert.equal(conversation?.agent_vars[counter]?.n, successes[client]! + 1, `client ${client}: every success kept once, nothing else`);
-    }
+    await assertEachSuccessKeptOnce(db, load, assertOutageAnswered(load, outage, maxRuntimeMs), counter);
     const queue = new Queue(maintenanceQueueName, { connection: { url: redis.url }, prefix: testEnv.QUEUE_PREFIX! });
     try {
       await waitFor(async () => (await queue.getJobScheduler('retention-sweep')) !== undefined, 10_000, 'the retention sweep scheduled again');
