@@ -39,10 +39,16 @@ export interface NewPasswordRequest {
 
 const invalidCode = () => new AppError('invalidCode', 'The code is not valid: it may be wrong, used or expired. Ask for a new code.');
 
+/** Stands in for the user of an address that has none: its code goes through the same statements and matches no row. */
+const noUserId = '00000000-0000-0000-0000-000000000000';
+
 /**
  * Sets a user's password (the first one, or a reset) with a code mailed to them. The password rules
  * are checked first (a refused password leaves the code usable); then the code is used up atomically,
  * the new hash stored, every session of the user ended, and a "password changed" mail queued.
+ * Until the code is found good, an unknown address, a user without a code and a wrong, used or expired
+ * code all do the same work (one lookup, one HMAC, the same two statements) and get the same answer,
+ * so neither the answer nor its time tells who has an account.
  */
 export async function createPasswordWithEmailCode(deps: WebDeps, request: NewPasswordRequest): Promise<void> {
   const failed = failedPasswordRules(request.password, request.email);
@@ -51,9 +57,11 @@ export async function createPasswordWithEmailCode(deps: WebDeps, request: NewPas
   }
   const now = deps.clock.now();
   const user = await findUserByEmail(deps.db, request.email);
-  const codeHash = user && hashEmailCode(deps.secrets.secretsKey, { userId: user.id, email: user.email, code: request.code });
-  if (!user || !codeHash || !(await useEmailCode(deps.db, { userId: user.id, email: user.email, codeHash, now }))) {
-    if (user && codeHash) await recordWrongCode(deps.db, { userId: user.id, codeHash, now });
+  const attempt = { userId: user?.id ?? noUserId, email: user?.email ?? request.email, now };
+  const codeHash = hashEmailCode(deps.secrets.secretsKey, { ...attempt, code: request.code });
+  const used = await useEmailCode(deps.db, { ...attempt, codeHash });
+  if (!used || !user) {
+    await recordWrongCode(deps.db, { ...attempt, codeHash });
     deps.logger.warn({ event: 'passwordReset', outcome: 'failure', reason: 'invalidCode', email: request.email, userId: user?.id, ip: request.ip }, 'password not set: code refused');
     throw invalidCode();
   }

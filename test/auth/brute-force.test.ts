@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
+import type { ApiResponse } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createUser, strongPassword } from '../helpers/fixtures.js';
 import type { TestSmtp } from '../helpers/smtp.js';
@@ -56,6 +57,40 @@ describe('brute force and enumeration', function () {
     }
     const ratio = median(unknown) / median(known);
     assert.ok(ratio > 0.6 && ratio < 1.6, `unknown/known median time ratio ${ratio.toFixed(2)} (${median(unknown)} vs ${median(known)} ms)`);
+  });
+
+  it('refuses a code for an unknown address exactly like a wrong one for a known address, and about as fast', async () => {
+    // Anyone can have a code mailed to any address, so a known address may have a live code or none.
+    const liveCode = await createUser(stack.runtime.db);
+    const noCode = await createUser(stack.runtime.db);
+    await createBrowser(stack.url).post('/api/auth/emailCode', { email: liveCode.email });
+    const code = await smtp.waitForCode(liveCode.email);
+    const wrongCode = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    const answers: ApiResponse[] = [];
+    const time = async (email: string) => {
+      const started = process.hrtime.bigint();
+      answers.push(await createBrowser(stack.url).post('/api/auth/createPasswordWithEmailCode', { email, code: wrongCode, password: strongPassword() }));
+      return Number(process.hrtime.bigint() - started) / 1e6;
+    };
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const emails = { liveCode: () => liveCode.email, unknown: () => `nobody-${answers.length}-${Date.now()}@example.test`, noCode: () => noCode.email };
+    const kinds = ['liveCode', 'unknown', 'noCode'] as const;
+    const times = { liveCode: [] as number[], unknown: [] as number[], noCode: [] as number[] };
+    for (let i = 0; i < 35; i++) {
+      for (let k = 0; k < kinds.length; k++) {
+        const kind = kinds[(i + k) % kinds.length]!; // each kind takes each place in the round in turn
+        const ms = await time(emails[kind]());
+        if (i >= 5) times[kind].push(ms); // the first rounds warm up
+      }
+    }
+    const seen = ({ status, headers, body }: ApiResponse) => ({ status, body, headers: [...headers].filter(([name]) => !['date', 'x-request-id'].includes(name)) });
+    for (const answer of answers) assert.deepEqual(seen(answer), seen(answers[0]!));
+    assert.equal(answers[0]!.status, 400);
+    assert.equal(answers[0]!.body.error.code, 'invalidCode');
+    for (const known of ['liveCode', 'noCode'] as const) {
+      const ratio = median(times.unknown) / median(times[known]);
+      assert.ok(ratio > 0.7 && ratio < 1.43, `unknown/${known} median time ratio ${ratio.toFixed(2)} (${median(times.unknown)} vs ${median(times[known])} ms)`);
+    }
   });
 
   it('makes each try wait longer after 5 failures in a row (429 with Retry-After), the same for unknown addresses', async () => {
