@@ -1,13 +1,7 @@
 import type { Context } from 'koa';
 import type { z } from 'zod';
 import { invalidRequest, type FieldErrors } from '../shared/errors.js';
-import { findUnacceptableJson, type UnacceptableJson } from '../shared/storable-text.js';
-
-/**
- * The deepest nesting a body may have. Far more than any call needs, and far less than what overflows the
- * stack of a recursive validator (zod's z.json() throws RangeError a few thousand levels down).
- */
-export const maxBodyDepth = 64;
+import { findUnacceptableJson, maxJsonDepth, type UnacceptableJson } from '../shared/storable-text.js';
 
 /** Parses the request body with its schema; a mismatch is a 400 naming each wrong field. */
 export function validateBody<T extends z.ZodType>(schema: T, ctx: Context): z.output<T> {
@@ -29,11 +23,11 @@ export function validateBody<T extends z.ZodType>(schema: T, ctx: Context): z.ou
 const unacceptable: Record<UnacceptableJson['problem'], string> = {
   text: 'must not contain U+0000 or unpaired surrogates',
   fieldName: 'has a field name with U+0000 or unpaired surrogates',
-  depth: `is nested deeper than ${maxBodyDepth} levels`,
+  depth: `is nested deeper than ${maxJsonDepth} levels`,
 };
 
-/** What no schema should have to meet: nesting deeper than maxBodyDepth, and text that cannot be stored. */
+/** What no schema should have to meet: nesting deeper than maxJsonDepth, and text that cannot be stored. */
 function findUnacceptableValue(body: unknown): FieldErrors | undefined {
-  const found = findUnacceptableJson(body, maxBodyDepth);
+  const found = findUnacceptableJson(body, maxJsonDepth);
   return found && { [found.path.join('.') || '(body)']: unacceptable[found.problem] };
 }

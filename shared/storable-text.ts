@@ -14,6 +14,13 @@ export function toStorableText(text: string): string {
   return unstorable.test(text) ? text.replace(unstorableEverywhere, '\ufffd') : text;
 }
 
+/**
+ * The deepest nesting a request body or an agent's variables may have. Far more than any call needs,
+ * and far less than what overflows a recursive validator (zod's z.json() throws RangeError a few
+ * thousand levels down) or PostgreSQL's jsonb.
+ */
+export const maxJsonDepth = 64;
+
 /** Where a JSON value holds something it should not: text that cannot be stored, or nesting too deep. */
 export interface UnacceptableJson {
   problem: 'text' | 'fieldName' | 'depth';

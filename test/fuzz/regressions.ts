@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { maxBodyDepth } from '../../server/validate-body.js';
+import { maxJsonDepth as maxBodyDepth } from '../../shared/storable-text.js';
 import { publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { assertErrorBody } from './error-contract.js';
 import type { CredentialKind, FuzzStack } from './fuzz-stack.js';

@@ -49,12 +49,19 @@ describe('sandbox isolate pool', () => {
   });
 
   it('keeps isolates apart by agent name and memory limit, even for the same code', async () => {
-    const code = await compile(`export default async (sys) => { sys.vars.seen = Array.prototype.seen ?? null; Array.prototype.seen = sys.agentName; }`);
-    assert.equal(varsOf(await run(code, { agentName: 'one' })).seen, null);
-    assert.equal(varsOf(await run(code, { agentName: 'two' })).seen, null, 'another agent gets its own isolate');
-    assert.equal(varsOf(await run(code, { agentName: 'one', memoryMb: 64 })).seen, null, 'another memory limit too');
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0 });
-    // What an agent changes in the built-ins stays for its next runs in that isolate (a documented trade-off).
-    assert.equal(varsOf(await run(code, { agentName: 'one' })).seen, 'one');
+    const code = await compile(`export default async (sys) => sys.say(sys.agentName)`);
+    assert.deepEqual(texts(await run(code, { agentName: 'one' })), ['one']);
+    assert.deepEqual(texts(await run(code, { agentName: 'two' })), ['two'], 'another agent gets its own isolate');
+    await run(code, { agentName: 'one', memoryMb: 64 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0 }, 'another memory limit too');
+    await run(code, { agentName: 'one' });
+    assert.equal(pool.stats().hits, 1);
+  });
+
+  it('never lends a warm isolate to a fresh run (a draft), nor keeps the isolate of one', async () => {
+    const code = await compile(`export default async (sys) => sys.say('hi')`);
+    await run(code);
+    await run(code, { fresh: true });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0 });
   });
 });

@@ -71,23 +71,27 @@ describe('sandbox warm isolates', () => {
     assert.equal(pool.stats().hits, 1);
   });
 
-  it('drops an isolate whose run added or removed a global; the next run is fresh and cannot see it', async () => {
+  it('refuses to add or remove a global; the isolate stays warm and the next run sees the globals as they were', async () => {
     const code = await compile(`
       export default async function (sys) {
         sys.vars.seen = [typeof globalThis.leaked, typeof globalThis.Atomics];
-        if (sys.inputs.add) globalThis.leaked = 'from an earlier run';
-        if (sys.inputs.remove) delete globalThis.Atomics;
+        try {
+          if (sys.inputs.add) globalThis.leaked = 'from an earlier run';
+          if (sys.inputs.remove) delete globalThis.Atomics;
+          if (sys.inputs.define) Object.defineProperty(globalThis, 'leaked', { value: 1 });
+        } catch (err) {
+          sys.vars.refused = err.message;
+        }
       }`);
-    for (const change of [{ add: true }, { remove: true }] as JsonObject[]) {
-      assert.deepEqual(varsOf(await run(code, { inputs: change })).seen, ['undefined', 'object']);
-      assert.equal(pool.stats().idle, 0, `${JSON.stringify(change)}: not given back`);
-      const misses = pool.stats().misses;
+    for (const change of [{ add: true }, { remove: true }, { define: true }] as JsonObject[]) {
+      const changed = varsOf(await run(code, { inputs: change }));
+      assert.match(String(changed.refused), /not extensible|Cannot delete|Cannot define/, JSON.stringify(change));
       assert.deepEqual(varsOf(await run(code, { inputs: {} })).seen, ['undefined', 'object']);
-      assert.equal(pool.stats().misses, misses + 1, 'the next run loaded a fresh isolate');
     }
+    assert.deepEqual(pool.stats(), { hits: 5, misses: 1, idle: 1, retired: 0, evicted: 0 });
   });
 
-  it('drops an isolate whose run replaced what the sandbox installed (Math.random, Date, console)', async () => {
+  it('refuses to replace what the sandbox installed (Math.random, Date.now, console.log): errorInAgent, and the next run draws from its seed', async () => {
     const code = await compile(`
       export default async function (sys) {
         sys.vars.r = Math.random();
@@ -97,8 +101,9 @@ describe('sandbox warm isolates', () => {
       }`);
     const expected = varsOf(await run(code)).r;
     for (const patch of ['random', 'now', 'console']) {
-      await run(code, { inputs: { patch } });
-      assert.equal(pool.stats().idle, 0, `${patch}: not given back`);
+      const patched = await run(code, { inputs: { patch } });
+      assert.equal(patched.resultCode, 'errorInAgent', patch);
+      assert.match(errorOf(patched).message, /TypeError: Cannot assign to read only property/);
       assert.equal(varsOf(await run(code)).r, expected, `${patch}: the next run draws from its seed`);
     }
   });
@@ -185,7 +190,7 @@ describe('sandbox warm isolates', () => {
     }
   });
 
-  it('runs in a fresh isolate when a leftover of the previous run changed the warm one after its check', async () => {
+  it('ends errorInAgent when code the run left queued writes a global after the agent returned; the next run sees nothing of it', async () => {
     const code = await compile(`
       export default async function (sys) {
         sys.vars.seen = typeof globalThis.late;
@@ -195,9 +200,9 @@ describe('sandbox warm isolates', () => {
           p.then(() => { globalThis.late = 'leftover'; });
         }
       }`);
-    assert.equal(varsOf(await run(code, { inputs: { leave: true } })).seen, 'undefined');
-    assert.equal(varsOf(await run(code)).seen, 'undefined');
-    assert.equal(pool.stats().hits, 1, 'the warm isolate was taken, found changed, and replaced');
+    const left = await run(code, { inputs: { leave: true } });
+    assert.equal(left.resultCode, 'errorInAgent');
+    assert.match(errorOf(left).message, /Cannot add property late/);
     assert.equal(varsOf(await run(code)).seen, 'undefined');
   });
 

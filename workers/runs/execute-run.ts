@@ -227,6 +227,7 @@ async function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: 
     journal: start.journal,
     memoryMb: deps.config.agentMemoryMb,
     maxRuntimeMs: deps.config.maxAgentRuntimeMs,
+    fresh: data.draft !== undefined,
     signal,
     httpAllow: deps.config.agentHttpAllow,
     onPart: data.events.kind === 'log' ? sink.part : undefined,

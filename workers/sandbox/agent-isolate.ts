@@ -1,8 +1,8 @@
 import ivm from 'isolated-vm';
 import { agentModuleGlobal } from '../../shared/compile-agent.js';
-import { bootstrapFileName, bootstrapSource, type RunConfig, type RunResult, type StartRun } from './bootstrap.js';
+import { bootstrapFileName, bootstrapSource, maxPendingCalls, type RunConfig, type RunResult, type StartRun } from './bootstrap.js';
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
-import { haltReply, handleAsyncCall, handleSyncCall } from './host-calls.js';
+import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall } from './host-calls.js';
 import type { SandboxRun } from './sandbox.types.js';
 import type { Session } from './session.js';
 
@@ -60,6 +60,8 @@ export async function loadAgentIsolate(isolate: ivm.Isolate, key: AgentIsolateKe
   const hostAsync = new ivm.Reference(async (token: unknown, op: unknown, payload: unknown) => {
     const session = boundSession(binding, token);
     if (!session) return haltReply();
+    // The bootstrap stops at the same limit; this holds even if it did not.
+    if (binding.pendingCalls >= maxPendingCalls) return endForTooManyPendingCalls(session);
     binding.pendingCalls += 1;
     try {
       return await handleAsyncCall(session, op, payload);
@@ -120,10 +122,11 @@ function boundSession(binding: HostBinding, token: unknown): Session | undefined
 
 /**
  * The compiled module (an iife assigning `var __agentModule`) as a function that runs it and returns
- * the module, so each run gets fresh module state from code compiled once. The opening line is
- * compensated by `lineOffset: -1`, so stack frames keep the compiled code's line and column.
+ * the module, so each run gets fresh module state from code compiled once. Strict, as the ES module
+ * it was written as (esbuild's iife does not say so): writing to a frozen built-in throws. The opening
+ * line is compensated by `lineOffset: -1`, so stack frames keep the compiled code's line and column.
  */
 function wrapAsFactory(code: string): string {
   const name = agentModuleGlobal;
-  return `(function () {\n${code}\nreturn typeof ${name} === 'undefined' ? undefined : ${name};\n})`;
+  return `(function () { 'use strict';\n${code}\nreturn typeof ${name} === 'undefined' ? undefined : ${name};\n})`;
 }

@@ -6,6 +6,15 @@ export class AskSpecError extends AgentTypeError {
   override name = 'AskSpecError';
 }
 
+/** What one ask may hold (DESIGN §12), text counted in code points: an ask is stored with the pause and shown to a person. */
+export const askLimits = {
+  inputs: 50,
+  messageChars: 4000,
+  /** Each label and description, of an input or an option; names and option values too. */
+  textChars: 1000,
+  optionsPerInput: 200,
+} as const;
+
 const specKeys = new Set(['message', 'inputs']);
 const inputKeys = new Set(['name', 'type', 'label', 'description', 'options', 'default']);
 const chooseTypes: readonly InputType[] = ['chooseOne', 'chooseMany'];
@@ -19,10 +28,12 @@ export function normaliseAskSpec(spec: unknown): AskInput {
   if (!isRecord(spec)) throw new AskSpecError('sys.ask expects an object {message, inputs}');
   refuseUnknownKeys(spec, specKeys, 'sys.ask');
   if (typeof spec.message !== 'string') throw new AskSpecError('sys.ask: message must be a string');
+  refuseLongText(spec.message, askLimits.messageChars, 'sys.ask: message');
   const inputs = spec.inputs;
   if (!Array.isArray(inputs) || inputs.length === 0) {
     throw new AskSpecError('sys.ask: inputs must be a non-empty array');
   }
+  if (inputs.length > askLimits.inputs) throw new AskSpecError(`sys.ask: at most ${askLimits.inputs} inputs, not ${inputs.length}`);
   const descriptors = inputs.map((input: unknown, i) => normaliseInput(input, `sys.ask: inputs[${i}]`));
   const names = new Set<string>();
   for (const { name } of descriptors) {
@@ -37,6 +48,7 @@ function normaliseInput(input: unknown, where: string): InputDescriptor {
   refuseUnknownKeys(input, inputKeys, where);
   const { name, type } = input;
   if (typeof name !== 'string' || name === '') throw new AskSpecError(`${where}.name must be a non-empty string`);
+  refuseLongText(name, askLimits.textChars, `${where}.name`);
   if (typeof type !== 'string' || !inputTypes.includes(type as InputType)) {
     throw new AskSpecError(`${where}.type must be one of ${inputTypes.join(', ')}`);
   }
@@ -59,6 +71,9 @@ function normaliseOptions(value: unknown, type: InputType, where: string): Input
   }
   if (!choose) throw new AskSpecError(`${where}.options is only for chooseOne and chooseMany`);
   if (!Array.isArray(value) || value.length === 0) throw new AskSpecError(`${where}.options must be a non-empty array`);
+  if (value.length > askLimits.optionsPerInput) {
+    throw new AskSpecError(`${where}.options: at most ${askLimits.optionsPerInput} options, not ${value.length}`);
+  }
   const options = value.map((option: unknown, i) => normaliseOption(option, `${where}.options[${i}]`));
   const values = new Set(options.map((o) => o.value));
   if (values.size !== options.length) throw new AskSpecError(`${where}.options has the same value twice`);
@@ -66,11 +81,15 @@ function normaliseOptions(value: unknown, type: InputType, where: string): Input
 }
 
 function normaliseOption(option: unknown, where: string): InputOption {
-  if (typeof option === 'string') return { value: option, label: option };
+  if (typeof option === 'string') {
+    refuseLongText(option, askLimits.textChars, where);
+    return { value: option, label: option };
+  }
   if (!isRecord(option) || typeof option.value !== 'string') {
     throw new AskSpecError(`${where} must be a string or {value, label}`);
   }
   refuseUnknownKeys(option, new Set(['value', 'label']), where);
+  refuseLongText(option.value, askLimits.textChars, `${where}.value`);
   const label = optionalString(option.label, `${where}.label`);
   return { value: option.value, label: label ?? option.value };
 }
@@ -95,10 +114,19 @@ function normaliseDefault(
   return value;
 }
 
+/** A label or description: a string of at most askLimits.textChars code points, or null. */
 function optionalString(value: unknown, where: string): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'string') throw new AskSpecError(`${where} must be a string`);
+  refuseLongText(value, askLimits.textChars, where);
   return value;
+}
+
+function refuseLongText(text: string, max: number, where: string): void {
+  // Code units bound code points from above: most texts need no count.
+  if (text.length <= max) return;
+  let points = 0;
+  for (const _ of text) if (++points > max) throw new AskSpecError(`${where}: at most ${max} characters`);
 }
 
 function refuseUnknownKeys(value: Record<string, unknown>, allowed: Set<string>, where: string): void {

@@ -9,13 +9,14 @@ export type RunConfig = Pick<SandboxRun, 'agentName' | 'convid' | 'inputs' | 'ca
 
 /**
  * How a run ended inside the isolate (the JSON `start` resolves to). `reusable`: nothing of the run
- * is left pending and the globals are as the bootstrap left them. `dirty`: the context was changed
- * after the previous run was checked (by code it left queued), so this run did not start at all.
+ * is left pending, so no code of it can run again once the isolate has answered.
  */
 export type RunResult =
   | { kind: 'returned'; vars: string; conv: string; reusable: boolean }
-  | { kind: 'threw'; thrown: ThrownDescription }
-  | { kind: 'dirty' };
+  | { kind: 'threw'; thrown: ThrownDescription };
+
+/** Host calls (sleep, fetch, ask) one run may have pending at once (DESIGN §12). */
+export const maxPendingCalls = 1000;
 
 /** What the bootstrap closure returns: starts one run from its RunConfig JSON, resolves to its RunResult JSON. */
 export type StartRun = (token: number, config: string) => Promise<string>;
@@ -26,11 +27,14 @@ export const bootstrapFileName = 'agentexec-sandbox.js';
 /**
  * The body of a closure evaluated once per context, before any run: `$0` is the host's sync call
  * reference, `$1` its async one, `$2` the agent's module factory (agent-isolate.ts). It installs the
- * seeded Math.random, the journaled Date and console, and returns `startRun`. Each run
- * builds a fresh `sys` and a fresh agent module, so one context serves many runs of one agent, one
- * at a time. The host references live only in this closure, never on a global, and everything
- * crossing the boundary is a JSON string. Intrinsics are captured first so an agent that replaces
- * JSON or Error does not break its own bookkeeping.
+ * seeded Math.random, the journaled Date and console, then locks the realm down (DESIGN §12: nothing
+ * of one run is visible to a later run): every object reachable from the global object, and the
+ * intrinsics reachable only through syntax, is frozen, the global object included, so no run can add
+ * a global, add a property to a built-in or replace one. What could outlive a run without a host call
+ * (WebAssembly's off-heap memory and background compiles, FinalizationRegistry callbacks,
+ * Atomics.waitAsync) is removed. Each run builds a fresh `sys` and a fresh agent module, so one
+ * context serves many runs of one agent, one at a time. The host references live only in this
+ * closure, never on a global, and everything crossing the boundary is a JSON string.
  *
  * Host replies are `{ok:true, value}` or `{ok:false, error:{kind, message}}`; kind `type` becomes a
  * TypeError, `fetch` a FetchError the host classifies as callFailed when uncaught.
@@ -49,8 +53,6 @@ const builtinErrors = [TypeError, ReferenceError, SyntaxError, RangeError, URIEr
 const isArray = Array.isArray;
 const apply = Reflect.apply;
 const ownKeys = Reflect.ownKeys;
-const isExtensible = Reflect.isExtensible;
-const keysOf = Object.keys;
 const regExpExec = RegExp.prototype.exec;
 const emptyPattern = /(?:)/;
 const fetchErrors = new WeakSet();
@@ -93,6 +95,8 @@ function callSync(run, op, payload) {
 }
 
 async function callAsync(run, op, payload) {
+  // The host ends the run (errorInAgent) and the reply unwinds; the call is never made.
+  if (run.pending >= ${maxPendingCalls}) callSync(run, 'tooManyPending', {});
   run.pending += 1;
   try {
     return reply(await hostAsync.apply(undefined, [run.token, op, toJson(payload)], asyncOptions));
@@ -143,14 +147,12 @@ function formatLine(args) {
 }
 
 // Tracing (draft validation): where in the agent a sys call was made, from a stack captured here.
-// The first frame in the agent's file is the caller; the limit is raised for the capture only.
+// The first frame in the agent's file is the caller, at most four frames down (Error.stackTraceLimit
+// is frozen at V8's 10).
 const sitePattern = /\bagent\.js:(\d+):(\d+)/;
 function callSite() {
   try {
-    const limit = RealError.stackTraceLimit;
-    RealError.stackTraceLimit = 50;
     const stack = new RealError().stack;
-    RealError.stackTraceLimit = limit;
     const match = typeof stack === 'string' ? apply(regExpExec, sitePattern, [stack]) : null;
     return match ? { line: +match[1], column: +match[2] } : null;
   } catch {
@@ -313,55 +315,102 @@ function describeThrown(err) {
   }
 }
 
-// What a run must leave as it found it for the context to be reused: the names of the globals, and
-// what this bootstrap installed. Reading them may call an agent's getter; that is the agent's own
-// code in its own run, and a getter that throws only makes the context look changed.
-const globalNames = ownKeys(globalThis);
-const enumerableGlobals = keysOf(globalThis).length;
-const installed = [
-  [globalThis, 'Date', JournaledDate],
-  [globalThis, 'console', agentConsole],
-  [Math, 'random', random],
-  [JournaledDate, 'now', JournaledDate.now],
-  [RealDate.prototype, 'constructor', JournaledDate],
-  [agentConsole, 'log', consoleLog],
-  [agentConsole, 'info', consoleLog],
-  [agentConsole, 'warn', consoleLog],
-  [agentConsole, 'error', consoleLog],
-  [agentConsole, 'debug', consoleLog],
-];
-function installedIntact() {
-  for (let i = 0; i < installed.length; i++) {
-    const slot = installed[i];
-    if (slot[0][slot[1]] !== slot[2]) return false;
+// The lockdown. Intrinsics reached only through syntax are added to what the global object reaches.
+function syntaxIntrinsics() {
+  const protoOf = Object.getPrototypeOf;
+  const roots = [
+    protoOf(async function () {}),
+    protoOf(function* () {}),
+    protoOf(async function* () {}),
+    protoOf([][Symbol.iterator]()),
+    protoOf(new Map()[Symbol.iterator]()),
+    protoOf(new Set()[Symbol.iterator]()),
+    protoOf(''[Symbol.iterator]()),
+    protoOf(/(?:)/[Symbol.matchAll]('')),
+    protoOf(protoOf([][Symbol.iterator]())),
+    (function () { 'use strict'; return Object.getOwnPropertyDescriptor(arguments, 'callee').get; })(),
+  ];
+  if (typeof Intl === 'object' && typeof Intl.Segmenter === 'function') {
+    const segments = new Intl.Segmenter().segment('');
+    roots.push(protoOf(segments), protoOf(segments[Symbol.iterator]()));
   }
-  return isExtensible(globalThis);
+  return roots;
 }
-function sameGlobalNames() {
-  const names = ownKeys(globalThis);
-  if (names.length !== globalNames.length) return false;
-  for (let i = 0; i < names.length; i++) {
-    if (names[i] !== globalNames[i]) return false;
+
+// Every object reachable from the roots through own properties (values, getters, setters) and
+// prototypes, without recursion. It runs once per isolate, cold, so it reads as little as it can: a
+// built-in function's length and name are never objects.
+function reachableFrom(roots) {
+  const seen = new Set();
+  const pending = roots.slice();
+  const descriptorOf = Reflect.getOwnPropertyDescriptor;
+  const isObject = (v) => v !== null && (typeof v === 'object' || typeof v === 'function') && !seen.has(v);
+  while (pending.length) {
+    const value = pending.pop();
+    if (seen.has(value)) continue;
+    seen.add(value);
+    const proto = Object.getPrototypeOf(value);
+    if (isObject(proto)) pending.push(proto);
+    const keys = ownKeys(value);
+    const isFunction = typeof value === 'function';
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
+      if (isFunction && (key === 'length' || key === 'name')) continue;
+      const desc = descriptorOf(value, key);
+      if ('value' in desc) {
+        if (isObject(desc.value)) pending.push(desc.value);
+      } else {
+        if (isObject(desc.get)) pending.push(desc.get);
+        if (isObject(desc.set)) pending.push(desc.set);
+      }
+    }
   }
-  return true;
+  return seen;
 }
-function checked(check) {
-  try {
-    return check();
-  } catch {
-    return false;
+
+// Frozen prototypes make an assignment that would shadow an inherited property fail (the "override
+// mistake"): 'this.name = ...' in an Error subclass, 'Foo.prototype = {...}; Foo.prototype.constructor
+// = Foo'. Those become accessors whose setter defines the property on the object assigned to, as
+// SES's moderate taming does. Array and Promise prototypes are left alone: an accessor 'constructor'
+// there would switch off V8's fast paths for every map, slice and await.
+function overridablePlaces() {
+  const errorKeys = ['constructor', 'name', 'message', 'toString'];
+  const places = [
+    [Object.prototype, ['constructor', 'toString', 'valueOf', 'toLocaleString', 'hasOwnProperty', 'isPrototypeOf', 'propertyIsEnumerable']],
+    [Function.prototype, ['toString']],
+    [Error.prototype, errorKeys],
+  ];
+  for (let i = 0; i < builtinErrors.length; i++) places.push([builtinErrors[i].prototype, errorKeys]);
+  return places;
+}
+function allowOverrides() {
+  for (const [object, keys] of overridablePlaces()) {
+    for (const key of keys) {
+      const desc = Reflect.getOwnPropertyDescriptor(object, key);
+      if (!desc || !('value' in desc)) continue;
+      const value = desc.value;
+      Object.defineProperty(object, key, {
+        get: function () { return value; },
+        set: function (replacement) {
+          if (this === object) throw new RealTypeError('Cannot assign to read only property ' + key + ' of a built-in');
+          Object.defineProperty(this, key, { value: replacement, writable: true, enumerable: true, configurable: true });
+        },
+        enumerable: desc.enumerable,
+        configurable: false,
+      });
+    }
   }
 }
-// At the end of a run: the full check (~5 µs).
-function contextUnchanged() {
-  return installedIntact() && sameGlobalNames();
+
+function lockDown() {
+  delete globalThis.WebAssembly;
+  delete globalThis.FinalizationRegistry;
+  if (typeof Atomics === 'object') delete Atomics.waitAsync;
+  allowOverrides();
+  const objects = reachableFrom([globalThis, ...syntaxIntrinsics()]);
+  for (const object of objects) Object.freeze(object);
 }
-// Before a run, for what code the previous run left queued did after that run was checked (it runs
-// until the microtasks drain). Built-in globals are not enumerable, so a global made by assignment
-// shows here for a fraction of the cost of the full check.
-function noNewGlobals() {
-  return installedIntact() && keysOf(globalThis).length === enumerableGlobals;
-}
+lockDown();
 
 const noDefaultExport = {
   kind: 'agent',
@@ -380,7 +429,6 @@ async function runAgent(sys) {
 }
 
 async function startRun(token, configText) {
-  if (!checked(noNewGlobals)) return toJson({ kind: 'dirty' });
   const config = parseJson(configText);
   const run = { token, pending: 0, trace: config.trace === true };
   current = run;
@@ -395,7 +443,7 @@ async function startRun(token, configText) {
   }
   // Code the run left queued may still call the host before the host has this result; the host
   // counts those calls itself (agent-isolate.ts).
-  if (result.kind === 'returned') result.reusable = run.pending === 0 && checked(contextUnchanged);
+  if (result.kind === 'returned') result.reusable = run.pending === 0;
   return toJson(result);
 }
 

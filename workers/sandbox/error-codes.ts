@@ -88,3 +88,37 @@ function describeValue(value: unknown): string {
 export function failure(resultCode: FailureCode, message: string): Failure {
   return { resultCode, error: { message } };
 }
+
+/** Longest error message a run keeps and returns, in code points, the closing `…` included (DESIGN §12). */
+export const maxErrorMessageChars = 2000;
+
+/**
+ * The ending with its error message cut to maxErrorMessageChars. The stack's first line repeats the
+ * message, so it is cut the same way and its frames are kept.
+ */
+export function limitError<E extends object>(ending: E): E {
+  if (!('error' in ending)) return ending;
+  const error = ending.error as SandboxError;
+  const message = cutText(error.message, maxErrorMessageChars);
+  const stack = error.stack === undefined ? undefined : cutStackHeader(error.stack);
+  if (message === error.message && stack === error.stack) return ending;
+  return { ...ending, error: { ...error, message, ...(stack === undefined ? {} : { stack }) } };
+}
+
+/** `text` cut to at most `max` code points, ending with `…` when cut; surrogate pairs are never split. */
+export function cutText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = 0;
+  for (let points = 0; points < max - 1 && end < text.length; points++) {
+    end += text.codePointAt(end)! > 0xffff ? 2 : 1;
+  }
+  // Exactly `max` code points fit whole.
+  if (end >= text.length || end + (text.codePointAt(end)! > 0xffff ? 2 : 1) >= text.length) return text;
+  return `${text.slice(0, end)}…`;
+}
+
+function cutStackHeader(stack: string): string {
+  const frames = stack.search(/\n\s+at /);
+  if (frames < 0) return cutText(stack, maxErrorMessageChars);
+  return cutText(stack.slice(0, frames), maxErrorMessageChars) + cutText(stack.slice(frames), 20 * maxErrorMessageChars);
+}

@@ -1,4 +1,5 @@
 import { toStorableText } from '../../shared/storable-text.js';
+import { maxPendingCalls } from './bootstrap.js';
 import { AgentFault, AgentTypeError } from './error-codes.js';
 import { FetchFailure } from './http-fetch.js';
 import { isReplaying } from './journal.js';
@@ -26,7 +27,19 @@ const syncOps: Record<string, (session: Session, payload: Payload) => unknown> =
   fail: (session, p) => session.end({ resultCode: 'failCommand', error: { message: stringField(p, 'message') } }),
   now: (session) => callNow(session),
   trace: (session, p) => (isTracing(session) ? traceVariableChange(session, p) : undefined),
+  tooManyPending: () => {
+    throw tooManyPendingCalls;
+  },
 };
+
+const tooManyPendingCalls = new AgentFault(
+  `too many pending calls: a run may wait on at most ${maxPendingCalls} sys calls (sleep, fetch, ask) at once`,
+);
+
+/** Ends the run errorInAgent for passing maxPendingCalls (DESIGN §12); the reply unwinds the isolate. */
+export function endForTooManyPendingCalls(session: Session): string {
+  return replyWithError(session, tooManyPendingCalls);
+}
 
 const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<unknown>> = {
   sleep: callSleep,

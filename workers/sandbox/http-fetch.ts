@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { isDestinationAllowed, parseIp, type AllowRule } from './destination-guard.js';
 import type { FetchResult } from './sandbox.types.js';
 
@@ -28,6 +29,9 @@ export class FetchFailure extends Error {
   override name = 'FetchFailure';
 }
 
+/** The methods sys.fetch sends (DESIGN §12); CONNECT, TRACE and the rest are refused before connecting. */
+export const fetchMethods: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
 /**
  * sys.fetch on the host. node:http rather than global fetch so that every address connected to can
  * be checked: IP-literal hosts directly, names through a guarded `lookup`. Redirects are returned,
@@ -35,69 +39,114 @@ export class FetchFailure extends Error {
  * would skip the lookup check for a run with other rules.
  */
 export function httpFetch(request: FetchRequest, options: FetchOptions): Promise<FetchResult> {
-  const url = new URL(request.url);
-  const label = `sys.fetch ${request.method} ${url.href}`;
-  return sendRequest(url, request, options).catch((err: unknown) => {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new FetchFailure(`${label} failed: ${reason}`);
+  const refused = refuseUnsendable(request);
+  if (refused) return Promise.reject(refused);
+  return sendRequest(new URL(request.url), request, options).catch((err: unknown) => {
+    throw fetchFailure(request, err instanceof Error ? err.message : String(err));
   });
 }
 
-function sendRequest(url: URL, request: FetchRequest, options: FetchOptions): Promise<FetchResult> {
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    return Promise.reject(new Error('only http: and https: URLs can be fetched'));
+/**
+ * The failure for a request sys.fetch never sends (a scheme other than http: or https:, a method
+ * not in fetchMethods), or null. Checked before the request waits for a slot, so it fails at once.
+ */
+export function refuseUnsendable(request: FetchRequest): FetchFailure | null {
+  const { protocol } = new URL(request.url);
+  if (protocol !== 'http:' && protocol !== 'https:') return fetchFailure(request, 'only http: and https: URLs can be fetched');
+  if (!fetchMethods.includes(request.method)) {
+    return fetchFailure(request, `method ${request.method} is not allowed; sys.fetch sends only ${fetchMethods.join(', ')}`);
   }
+  return null;
+}
+
+function fetchFailure(request: FetchRequest, reason: string): FetchFailure {
+  return new FetchFailure(`sys.fetch ${request.method} ${request.url} failed: ${reason}`);
+}
+
+// async: what node:http throws at once (an invalid header value) becomes this fetch's failure.
+async function sendRequest(url: URL, request: FetchRequest, options: FetchOptions): Promise<FetchResult> {
+  if (options.signal.aborted) throw new Error('the run ended');
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   // Node does not call `lookup` for IP literals, so those are checked here.
   if (parseIp(hostname) && !isDestinationAllowed(options.allow, { hostname, port, address: hostname })) {
-    return Promise.reject(refusal(options.allow, hostname));
+    throw refusal(options.allow, hostname);
   }
+  const transport = url.protocol === 'https:' ? https : http;
+  const req = transport.request(url, {
+    method: request.method,
+    headers: withContentLength(request),
+    agent: false,
+    lookup: guardedLookup(options.allow, port),
+  });
+  const response = awaitResponse(req, options);
+  req.end(request.body ?? undefined);
+  return response;
+}
+
+/**
+ * Settles once: with the whole response, or with the first of an error, the timeout, the run's end,
+ * or anything else that ends the request without a response. Failing destroys the request.
+ */
+function awaitResponse(req: http.ClientRequest, options: FetchOptions): Promise<FetchResult> {
   return new Promise((resolve, reject) => {
-    const transport = url.protocol === 'https:' ? https : http;
-    const headers = withContentLength(request);
-    const req = transport.request(url, {
-      method: request.method,
-      headers,
-      agent: false,
-      lookup: guardedLookup(options.allow, port),
+    let settled = false;
+    let responded = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      stop();
+      outcome();
+    };
+    const fail = (err: Error) =>
+      settle(() => {
+        reject(err);
+        req.destroy();
+      });
+    const stop = watchRequest(options, fail);
+    req.on('error', fail);
+    // A 101 answer to an Upgrade header hands the socket over to another protocol: no 'response' ever comes.
+    req.on('upgrade', (_res: IncomingMessage, socket: Duplex) => {
+      socket.destroy();
+      fail(new Error('the server switched protocols (101); sys.fetch reads only HTTP responses'));
     });
-    const stop = watchRequest(req, options);
-    req.on('error', (err) => (stop(), reject(err)));
-    req.on('response', (res) => readResponse(res, req).then(resolve, reject).finally(stop));
-    req.end(request.body ?? undefined);
+    req.on('response', (res: IncomingMessage) => {
+      responded = true;
+      readResponse(res, (result) => settle(() => resolve(result)), fail);
+    });
+    req.on('close', () => {
+      if (!responded) fail(new Error('the connection closed before a response came'));
+    });
   });
 }
 
-/** Destroys the request on timeout or when the run ends; returns the function that stops watching. */
-function watchRequest(req: http.ClientRequest, options: FetchOptions): () => void {
-  const onAbort = () => req.destroy(new Error('the run ended'));
+/** Fails the request on its timeout or when the run ends; returns the function that stops watching. */
+function watchRequest(options: FetchOptions, fail: (err: Error) => void): () => void {
+  const onAbort = () => fail(new Error('the run ended'));
   options.signal.addEventListener('abort', onAbort, { once: true });
-  const timer =
-    options.timeoutMs === null
-      ? undefined
-      : setTimeout(() => req.destroy(new Error(`timed out after ${options.timeoutMs} ms`)), options.timeoutMs);
+  const timeoutMs = options.timeoutMs;
+  const timer = timeoutMs === null ? undefined : setTimeout(() => fail(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
   return () => {
     clearTimeout(timer);
     options.signal.removeEventListener('abort', onAbort);
   };
 }
 
-function readResponse(res: IncomingMessage, req: http.ClientRequest): Promise<FetchResult> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    res.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxResponseBytes) req.destroy(new Error(`response body larger than ${maxResponseBytes} bytes`));
-      else chunks.push(chunk);
-    });
-    res.on('error', reject);
-    res.on('aborted', () => reject(new Error('connection closed before the response ended')));
-    res.on('end', () =>
-      resolve({ status: res.statusCode ?? 0, headers: joinHeaders(res.rawHeaders), text: Buffer.concat(chunks).toString('utf8') }),
-    );
+function readResponse(res: IncomingMessage, done: (result: FetchResult) => void, fail: (err: Error) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > maxResponseBytes) fail(new Error(`response body larger than ${maxResponseBytes} bytes`));
+    else chunks.push(chunk);
   });
+  res.on('error', fail);
+  res.on('close', () => {
+    if (!res.complete) fail(new Error('connection closed before the response ended'));
+  });
+  res.on('end', () =>
+    done({ status: res.statusCode ?? 0, headers: joinHeaders(res.rawHeaders), text: Buffer.concat(chunks).toString('utf8') }),
+  );
 }
 
 /** Lower-case header names; repeated headers joined with ", ". */
@@ -124,7 +173,8 @@ function guardedLookup(allow: readonly AllowRule[], port: number): LookupFunctio
       if (err) return callback(err, '');
       const allowed = addresses.filter((a) => isDestinationAllowed(allow, { hostname, port, address: a.address }));
       const first = allowed[0];
-      if (!first) return callback(refusal(allow, `${hostname} (${addresses.map((a) => a.address).join(', ')})`), '');
+      // The host as the agent wrote it, never the addresses: those would map the internal DNS (DESIGN §12).
+      if (!first) return callback(refusal(allow, hostname), '');
       if (options.all) return callback(null, allowed);
       callback(null, first.address, first.family);
     });

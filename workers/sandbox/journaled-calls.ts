@@ -1,6 +1,7 @@
 import { normaliseAskSpec } from './ask-spec.js';
 import { AgentTypeError } from './error-codes.js';
-import { FetchFailure, httpFetch, type FetchRequest } from './http-fetch.js';
+import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
+import { FetchFailure, httpFetch, refuseUnsendable, type FetchRequest } from './http-fetch.js';
 import { chargeJournal, recordEntry, ReplayDivergedError, sameJson, snapshotJournal, takeReplayed, type EntryOf } from './journal.js';
 import type { Answers } from '../../shared/api.js';
 import type { FetchResult } from './sandbox.types.js';
@@ -30,7 +31,7 @@ export async function callSleep(session: Session, payload: Record<string, unknow
   const differs = (e: { ms: number }) => (e.ms === wait ? null : `recorded sleep(${e.ms}), now sleep(${wait})`);
   if (takeReplayed(session.journal, 'sleep', differs)) return null;
   recordEntry(session.journal, { op: 'sleep', ms: wait });
-  await delay(wait, session.endSignal);
+  await delay(wait, session);
   return null;
 }
 
@@ -46,15 +47,31 @@ export async function callFetch(session: Session, payload: Record<string, unknow
   }
   // The entry takes its place in call order now; the result is filled in when the response comes.
   const entry = recordEntry<EntryOf<'fetch'>>(session.journal, { op: 'fetch', method: request.method, url: request.url });
-  const timeoutMs = requestedTimeoutMs < session.deadline - Date.now() ? requestedTimeoutMs : null;
   try {
-    entry.result = await httpFetch(request, { allow: session.allow, timeoutMs, signal: session.endSignal });
+    entry.result = await fetchInSlot(session, request, requestedTimeoutMs);
   } catch (err) {
     entry.error = err instanceof Error ? err.message : String(err);
     throw err;
   }
   chargeJournal(session.journal, entry.result.text.length + JSON.stringify(entry.result.headers).length);
   return entry.result;
+}
+
+/**
+ * Sends the request once it has one of the run's fetch slots (DESIGN §12: 16 in flight; the others
+ * wait, in call order). A request that will never be sent fails at once, without waiting. The
+ * fetch's own timeout covers the request, from when it gets its slot; the run's deadline bounds the wait.
+ */
+async function fetchInSlot(session: Session, request: FetchRequest, requestedTimeoutMs: number): Promise<FetchResult> {
+  const refused = refuseUnsendable(request);
+  if (refused) throw refused;
+  const slot = await takeFetchSlot(session.fetchSlots);
+  try {
+    const timeoutMs = requestedTimeoutMs < session.deadline - Date.now() ? requestedTimeoutMs : null;
+    return await httpFetch(request, { allow: session.allow, timeoutMs, signal: slot.signal });
+  } finally {
+    releaseFetchSlot(session.fetchSlots, slot);
+  }
 }
 
 export async function callAsk(session: Session, payload: Record<string, unknown>): Promise<Answers | null> {
@@ -107,14 +124,13 @@ function readTimeout(requested: unknown): number {
   return requested;
 }
 
-/** Resolves after `ms`; never resolves once the run has ended (the isolate is gone by then). */
-function delay(ms: number, endSignal: AbortSignal): Promise<void> {
+/** Resolves after `ms`; never resolves once the run has ended (its timers are cleared, the isolate is gone). */
+function delay(ms: number, session: Session): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
-      endSignal.removeEventListener('abort', onEnd);
+      session.timers.delete(timer);
       resolve();
     }, Math.min(ms, maxTimerMs));
-    const onEnd = () => clearTimeout(timer);
-    endSignal.addEventListener('abort', onEnd, { once: true });
+    session.timers.add(timer);
   });
 }

@@ -2,7 +2,8 @@ import ivm from 'isolated-vm';
 import { disposeIsolate, loadAgentIsolate, runInAgentIsolate, type AgentIsolate } from './agent-isolate.js';
 import type { RunResult } from './bootstrap.js';
 import { parseAllowList } from './destination-guard.js';
-import { AgentFault, classifyThrown, failure } from './error-codes.js';
+import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
+import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';
 import { createIsolatePool, type IsolatePool } from './isolate-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';
 import { createOutput } from './output.js';
@@ -19,9 +20,6 @@ interface Held {
   reusable?: boolean;
 }
 
-/** The abort reason of every run's endSignal (a given reason spares building a DOMException per run). */
-const runEnded = new Error('the run has ended');
-
 /** Used when the caller passes no pool: one per process, like the isolated-vm thread pool it feeds. */
 const processPool = createIsolatePool();
 
@@ -34,8 +32,6 @@ const processPool = createIsolatePool();
  * busy loop or pending work at once.
  */
 export function runSandbox(run: SandboxRun, pool: IsolatePool = processPool): Promise<SandboxOutcome> {
-  // Made on first use: most runs never sleep or fetch, and an AbortController costs ~5 µs.
-  let endController: AbortController | undefined;
   const held: Held = {};
   let timer: NodeJS.Timeout | undefined;
   return new Promise<SandboxOutcome>((resolve) => {
@@ -47,19 +43,17 @@ export function runSandbox(run: SandboxRun, pool: IsolatePool = processPool): Pr
       allow: parseAllowList(run.httpAllow),
       deadline: Date.now() + run.maxRuntimeMs,
       ended: false,
-      get endSignal() {
-        endController ??= new AbortController();
-        if (session.ended) endController.abort(runEnded);
-        return endController.signal;
-      },
+      timers: new Set(),
+      fetchSlots: createFetchSlots(),
       end: (ending) => {
         if (session.ended) return;
         session.ended = true;
-        endController?.abort(runEnded);
         clearTimeout(timer);
         run.signal?.removeEventListener('abort', onStop);
-        releaseIsolate(pool, held, ending);
-        resolve({ ...ending, output: session.output.parts } as SandboxOutcome);
+        releaseIsolate(pool, session, held, ending);
+        for (const sleeping of session.timers) clearTimeout(sleeping);
+        closeFetchSlots(session.fetchSlots);
+        resolve({ ...limitError(ending), output: session.output.parts } as SandboxOutcome);
       },
     };
     timer = setTimeout(() => session.end(timedOut(run)), run.maxRuntimeMs);
@@ -75,13 +69,9 @@ const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
 async function executeAgent(pool: IsolatePool, session: Session, held: Held): Promise<Ending> {
   // Stopped before the start: take nothing from the pool.
   if (hasEnded(session)) return alreadyEnded;
-  let result = await runInIsolate(session, held, pool.take(session.run));
-  if (result.kind === 'dirty') {
-    // Code the warm isolate's previous run left queued changed it; nothing of this run ran there.
-    if (held.isolate) disposeIsolate(held.isolate);
-    if (hasEnded(session)) return alreadyEnded;
-    result = await runInIsolate(session, held, undefined);
-  }
+  // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
+  const warm = session.run.fresh ? undefined : pool.take(session.run);
+  const result = await runInIsolate(session, held, warm);
   return endingFromResult(session, held, result);
 }
 
@@ -100,14 +90,13 @@ async function runInIsolate(session: Session, held: Held, warm: AgentIsolate | u
 }
 
 /** Gives the isolate back after a clean success; otherwise disposes it. */
-function releaseIsolate(pool: IsolatePool, held: Held, ending: Ending): void {
-  if (ending.resultCode === 'success' && held.agent && held.reusable) pool.give(held.agent);
+function releaseIsolate(pool: IsolatePool, session: Session, held: Held, ending: Ending): void {
+  if (ending.resultCode === 'success' && held.agent && held.reusable && !session.run.fresh) pool.give(held.agent);
   else if (held.isolate) disposeIsolate(held.isolate);
 }
 
 function endingFromResult(session: Session, held: Held, result: RunResult): Ending {
   if (result.kind === 'threw') return classifyThrown(result.thrown);
-  if (result.kind === 'dirty') return failure('unexpected', 'sandbox error: a fresh isolate was not clean');
   try {
     assertReplayFinished(session.journal);
     const variables = readVariables(result.vars, result.conv);
@@ -120,13 +109,17 @@ function endingFromResult(session: Session, held: Held, result: RunResult): Endi
 }
 
 /**
- * The isolate failed from outside the agent's reach. If we did not end the run, a disposed isolate
- * means V8 hit the memory limit (isolated-vm disposes it then).
+ * The call into the isolate failed. If we did not end the run, a disposed isolate means V8 hit the
+ * memory limit (isolated-vm disposes it then).
  */
 function endingForCrash(isolate: ivm.Isolate | undefined, run: SandboxRun, err: unknown): Ending {
   if (isolate?.isDisposed) {
     return failure('errorInAgent', `memory limit exceeded: the agent used more than ${run.memoryMb} MB`);
   }
+  // A promise the agent left rejected with a built-in error (writing to a frozen built-in, say)
+  // surfaces here once its run has returned: still the agent's mistake.
+  const thrown = describeCopiedError(err);
+  if (thrown.kind === 'builtin') return classifyThrown(thrown);
   const message = err instanceof Error ? err.message : String(err);
   return failure('unexpected', `sandbox error: ${message}`);
 }

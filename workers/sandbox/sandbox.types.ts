@@ -67,6 +67,8 @@ export interface SandboxRun {
   journal: JournalEntry[];
   memoryMb: number;
   maxRuntimeMs: number;
+  /** Never take or give back a warm isolate (draft runs: a draft shares no warm state with a published agent). */
+  fresh?: boolean;
   /** Aborting it ends the run at once: `mustLogin` when its reason is run-stop's sessionEnded, else `stopped`. */
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */

@@ -1,5 +1,6 @@
 import type { OutputChange, Output } from './output.js';
 import type { AllowRule } from './destination-guard.js';
+import type { FetchSlots } from './fetch-slots.js';
 import type { Journal } from './journal.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
 
@@ -16,8 +17,10 @@ export interface Session {
   deadline: number;
   /** Set once, as the run ends. */
   ended: boolean;
-  /** Aborted when the run ends, so pending sleeps and fetches stop with it. */
-  readonly endSignal: AbortSignal;
+  /** Timers of the run's pending sleeps, cleared as it ends (no abort listener per sleep: a run may have 1,000). */
+  timers: Set<NodeJS.Timeout>;
+  /** The run's sys.fetch slots (16 in flight, the others waiting), closed as it ends. */
+  fetchSlots: FetchSlots;
   /**
    * Ends the run; the first ending wins. The isolate is disposed at once, or after a clean success
    * given back to the pool of warm isolates.

@@ -1,5 +1,5 @@
 import type { JsonObject } from '../../shared/api.js';
-import { findUnacceptableJson } from '../../shared/storable-text.js';
+import { findUnacceptableJson, maxJsonDepth } from '../../shared/storable-text.js';
 import { AgentFault } from './error-codes.js';
 
 /** Combined JSON size of sys.vars and sys.conv a run may leave behind. */
@@ -22,7 +22,10 @@ export function readVariables(varsText: unknown, convText: unknown): Variables {
   }
   const variables = { vars: JSON.parse(varsText) as JsonObject, conv: JSON.parse(convText) as JsonObject };
   for (const scope of ['vars', 'conv'] as const) {
-    const found = findUnacceptableJson(variables[scope]);
+    const found = findUnacceptableJson(variables[scope], maxJsonDepth);
+    if (found?.problem === 'depth') {
+      throw new AgentFault(`sys.${scope} is nested deeper than ${maxJsonDepth} levels (at sys.${[scope, ...found.path.slice(0, 3)].join('.')}…)`);
+    }
     if (found) {
       const what = found.problem === 'fieldName' ? 'has a field name with' : 'holds';
       throw new AgentFault(`sys.${[scope, ...found.path].join('.')} ${what} U+0000 or an unpaired surrogate, which cannot be stored`);

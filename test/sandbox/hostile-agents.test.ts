@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { execAgent } from '../helpers/api.js';
+import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+/** What one careless or hostile agent does, each found to hurt the service before DESIGN §12's limits. */
+const hostileAgents: Record<string, string> = {
+  pendingSleeps: `await Promise.all(Array.from({length: 60000}, () => sys.sleep(10000)))`,
+  webAssembly: `const m = new WebAssembly.Memory({initial: 1, maximum: 65536}); m.grow(8191); new Uint8Array(m.buffer).fill(1)`,
+  heap: `const kept = []; while (true) kept.push(new Array(10000).fill(kept.length))`,
+  arrayBuffers: `const kept = []; while (true) kept.push(new Uint8Array(16 * 1024 * 1024).fill(1))`,
+  outputFlood: `while (true) sys.say('x'.repeat(4096))`,
+  logFlood: `while (true) sys.log('x')`,
+};
+
+/**
+ * DESIGN §12: one run's misbehaviour never delays another caller's run by more than the time it
+ * takes to end it, and /healthz keeps answering within 100 ms. Web and worker share this process,
+ * as under `npm start`.
+ */
+describe('hostile agents', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+
+  before(async () => {
+    stack = await startStack({ MAX_AGENT_RUNTIME_MS: '4000' });
+  });
+
+  after(async () => {
+    await stack.close();
+  });
+
+  it("leave /healthz answering within 100 ms and another caller's hello within 1 s", async () => {
+    const db = stack.runtime.db;
+    const attacker = await createAccount(db, 'user');
+    const bystander = await createAccount(db, 'user');
+    const hello = uniqueAgentName('hello');
+    await publishAgent(db, hello, `export default async function (sys) { sys.say('Hello, ' + sys.query); }`);
+    assert.equal((await execAgent(stack.url, bystander.key, { agentName: hello, inputs: { query: 'warm' } })).body.resultCode, 'success');
+    const hostile: string[] = [];
+    for (const [what, body] of Object.entries(hostileAgents)) {
+      const agentName = uniqueAgentName(what);
+      await publishAgent(db, agentName, `export default async function (sys) { ${body}; sys.say('survived'); }`);
+      hostile.push(agentName, agentName);
+    }
+
+    let attacking = true;
+    const healthLatencies: number[] = [];
+    const probeHealth = (async () => {
+      while (attacking) {
+        const started = performance.now();
+        const res = await fetch(`${stack.url}/healthz`);
+        await res.arrayBuffer();
+        healthLatencies.push(performance.now() - started);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const attacks = Promise.all(hostile.map((agentName) => execAgent(stack.url, attacker.key, { agentName, inputs: {} })));
+    const helloLatencies: number[] = [];
+    const probeHello = (async () => {
+      for (let i = 0; attacking; i++) {
+        const started = performance.now();
+        const res = await execAgent(stack.url, bystander.key, { agentName: hello, inputs: { query: String(i) } });
+        helloLatencies.push(performance.now() - started);
+        assert.equal(res.body.resultCode, 'success');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    const answers = await attacks;
+    attacking = false;
+    await Promise.all([probeHello, probeHealth]);
+
+    for (const [i, res] of answers.entries()) {
+      assert.notEqual(res.body.resultCode, 'success', `${hostile[i]} was stopped`);
+      assert.notEqual(res.body.resultCode, 'unexpected', `${hostile[i]}: ${JSON.stringify(res.body.error)}`);
+    }
+    assert.ok(healthLatencies.length > 10 && helloLatencies.length > 10, 'probed throughout');
+    assert.ok(Math.max(...healthLatencies) < 100, `slowest /healthz: ${Math.max(...healthLatencies).toFixed(1)} ms`);
+    assert.ok(Math.max(...helloLatencies) < 1000, `slowest hello: ${Math.max(...helloLatencies).toFixed(1)} ms`);
+  });
+});
