@@ -12,8 +12,11 @@ export interface StackSettings {
   redisUrl: string;
   queuePrefix: string;
   port: number;
-  workerConcurrency: number;
+  /** Unset: the product's default. */
+  workerConcurrency?: number;
   maxAgentRuntimeMs: number;
+  /** More environment for the product's processes. */
+  env?: Record<string, string>;
 }
 
 export interface ProductProcess {
@@ -46,10 +49,11 @@ export function stackEnv(settings: StackSettings): Record<string, string> {
     QUEUE_PREFIX: settings.queuePrefix,
     PORT: String(settings.port),
     LOG_LEVEL: 'warn',
-    WORKER_CONCURRENCY: String(settings.workerConcurrency),
+    ...(settings.workerConcurrency === undefined ? {} : { WORKER_CONCURRENCY: String(settings.workerConcurrency) }),
     MAX_AGENT_RUNTIME_MS: String(settings.maxAgentRuntimeMs),
     SECRETS_KEY: randomBytes(32).toString('base64url'),
     SESSION_SECRET: randomBytes(32).toString('base64url'),
+    ...settings.env,
   };
 }
 
@@ -90,7 +94,7 @@ export async function startStack(settings: StackSettings, onSpawn: (process: Pro
 
 function spawnProcess(name: string, entry: string, env: Record<string, string>): ProductProcess {
   // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles web and worker.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(env.BENCH_NODE_IMPORT ? ['--import', env.BENCH_NODE_IMPORT] : [])];
   const child = spawn(process.execPath, ['--no-node-snapshot', ...nodeArgs, `${distRoot}${entry}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start the ${name} process`);
   let tail = '';

@@ -14,7 +14,7 @@ const applied = await migrateToLatest(migrationDb);
 await migrationDb.destroy();
 if (applied.length) logger.info({ applied }, 'migrations applied');
 
-const runtime = await openRuntime(config, logger, config.workerConcurrency + 10);
+const runtime = await openRuntime(config, logger, 2 * config.databasePoolSize);
 const worker = await startWorkers(runtime);
 const web = await startWeb(runtime);
 logger.info({ port: web.port, concurrency: config.workerConcurrency }, 'agentexec listening');

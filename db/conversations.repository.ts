@@ -3,18 +3,16 @@ import type { Db } from './database.js';
 import type { Conversation, PausedAsk } from './schema.js';
 
 /**
- * Reads the conversation with its pause, if any, and locks the conversation's row until the
- * transaction ends: runs on one conversation wait for each other here. Must be called inside a
- * transaction. One round trip.
+ * Reads the conversation with its pause, if any, in one round trip and without a lock: a run commits
+ * only if the conversation's version is still the one read here (commitConversationState).
  */
-export async function lockConversation(trx: Db, id: string): Promise<{ conversation: Conversation; pause: PausedAsk | undefined } | undefined> {
-  const row = await trx
+export async function readConversation(db: Db, id: string): Promise<{ conversation: Conversation; pause: PausedAsk | undefined } | undefined> {
+  const row = await db
     .selectFrom('conversations as c')
     .leftJoin('paused_asks as p', 'p.convid', 'c.id')
     .selectAll('c')
     .select(['p.agent_name', 'p.agent_version', 'p.draft_id', 'p.ask', 'p.journal', 'p.start_state', 'p.created_at as paused_at'])
     .where('c.id', '=', id)
-    .forUpdate('c')
     .executeTakeFirst();
   if (!row) return undefined;
   const { agent_name, agent_version, draft_id, ask, journal, start_state, paused_at, ...conversation } = row;
@@ -54,17 +52,24 @@ export function conversationRow(conversation: NewConversation, state?: Conversat
   };
 }
 
-export async function updateConversationState(trx: Db, id: string, state: ConversationState, now: Date): Promise<void> {
-  await trx
+/**
+ * Writes a run's state where the conversation is still at the version the run read, raising it by
+ * one. False when it is not (DESIGN §11: a stale writer changes nothing).
+ */
+export async function commitConversationState(trx: Db, id: string, version: number, state: ConversationState, now: Date): Promise<boolean> {
+  const result = await trx
     .updateTable('conversations')
-    .set({
+    .set((eb) => ({
       agent_vars: JSON.stringify(state.agentVars),
       conv_vars: JSON.stringify(state.convVars),
       history: JSON.stringify(state.history),
       last_used_at: now,
-    })
+      version: eb('version', '+', 1),
+    }))
     .where('id', '=', id)
-    .execute();
+    .where('version', '=', version)
+    .executeTakeFirst();
+  return result.numUpdatedRows === 1n;
 }
 
 export async function touchConversation(trx: Db, id: string, now: Date): Promise<void> {

@@ -6,6 +6,7 @@ import * as initial from './migrations/0001_initial.js';
 import * as signIn from './migrations/0002_sign_in.js';
 import * as usage from './migrations/0003_usage.js';
 import * as drafts from './migrations/0004_drafts.js';
+import * as conversationVersion from './migrations/0005_conversation_version.js';
 
 export type Db = Kysely<Database>;
 
@@ -15,6 +16,7 @@ const migrations: Record<string, Migration> = {
   '0002_sign_in': signIn,
   '0003_usage': usage,
   '0004_drafts': drafts,
+  '0005_conversation_version': conversationVersion,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -101,6 +101,8 @@ export interface ConversationsTable {
   pinned: ColumnType<boolean, boolean | undefined, boolean>;
   created_at: CreatedAt;
   last_used_at: Timestamp;
+  /** Raised by one at each commit of a run; the fence of DESIGN §11. */
+  version: ColumnType<number, number | undefined, number>;
 }
 
 /** What a paused run needs to resume by replay (DESIGN §5). */

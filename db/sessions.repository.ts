@@ -52,6 +52,19 @@ export async function isSessionLive(db: Db, sessionId: string, cutoffs: SessionC
   return row !== undefined;
 }
 
+/** Of `sessionIds`, those still live: one query for every run a worker watches. */
+export async function findLiveSessionIds(db: Db, sessionIds: readonly string[], cutoffs: SessionCutoffs): Promise<Set<string>> {
+  if (sessionIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('sessions')
+    .select('id')
+    .where('id', 'in', sessionIds)
+    .where('last_seen_at', '>', cutoffs.idleSince)
+    .where('created_at', '>', cutoffs.createdSince)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
 /** Ends every session of a user (password reset). */
 export async function deleteUserSessions(db: Db, userId: string): Promise<void> {
   await db.deleteFrom('sessions').where('user_id', '=', userId).execute();

@@ -6,7 +6,7 @@ import { startWeb } from './web.js';
 /** Entry point of a web process (Procfile `web`). */
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
-const runtime = await openRuntime(config, logger);
+const runtime = await openRuntime(config, logger, config.databasePoolSize);
 const web = await startWeb(runtime);
 logger.info({ port: web.port }, 'web listening');
 

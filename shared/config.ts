@@ -11,7 +11,12 @@ export interface Config {
   databaseUrl: string;
   redisUrl: string;
   queuePrefix: string;
+  /** Runs a worker process holds at once (DESIGN §11: runs in flight, not connections). */
   workerConcurrency: number;
+  /** PostgreSQL connections per process; `npm start` (web and worker in one) opens twice this. */
+  databasePoolSize: number;
+  /** A worker above this RSS takes no new job until it is below. */
+  workerMemoryMb: number;
   maxAgentRuntimeMs: number;
   agentMemoryMb: number;
   agentHttpAllow: string[];
@@ -80,7 +85,9 @@ const variables = {
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   REDIS_URL: url(['redis:', 'rediss:']),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 letters, digits, _ - . { }'),
-  WORKER_CONCURRENCY: int(1, 1024),
+  WORKER_CONCURRENCY: int(1, 100_000),
+  DATABASE_POOL_SIZE: int(2, 1000),
+  WORKER_MEMORY_MB: int(128),
   MAX_AGENT_RUNTIME_MS: int(100),
   AGENT_MEMORY_MB: int(8, 4096),
   AGENT_HTTP_ALLOW: list,
@@ -133,7 +140,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: parsed.DATABASE_URL ?? 'postgres://127.0.0.1:5432/agentexec',
     redisUrl: parsed.REDIS_URL ?? 'redis://127.0.0.1:6379',
     queuePrefix: parsed.QUEUE_PREFIX ?? 'agentexec',
-    workerConcurrency: parsed.WORKER_CONCURRENCY ?? 16,
+    workerConcurrency: parsed.WORKER_CONCURRENCY ?? 1000,
+    databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    workerMemoryMb: parsed.WORKER_MEMORY_MB ?? 2048,
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,
     agentHttpAllow: parsed.AGENT_HTTP_ALLOW ?? [],

@@ -6,8 +6,8 @@ import { startWorkers } from './start-workers.js';
 /** Entry point of a worker process (Procfile `worker`). */
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
-// Each running job holds a connection for its conversation lock, plus a few for the rest.
-const runtime = await openRuntime(config, logger, config.workerConcurrency + 4);
+// Runs hold no connection while the agent runs (DESIGN §11): a few serve every run's reads and commits.
+const runtime = await openRuntime(config, logger, config.databasePoolSize);
 const worker = await startWorkers(runtime);
 logger.info({ concurrency: config.workerConcurrency }, 'worker running');
 

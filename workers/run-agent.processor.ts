@@ -11,13 +11,14 @@ import { createRunEventPublisher, resumeRunEventPublisher } from '../shared/run-
 import { recordRunMetrics } from '../shared/run-metrics.js';
 import { AbandonedRunError, executeRun, type RunDeps, type RunEventSink, type RunResult } from './runs/execute-run.js';
 import type { RunControl } from './runs/run-control.js';
-import { watchSession } from './runs/session-watch.js';
+import type { SessionWatch } from './runs/session-watch.js';
 import { sessionEnded } from './sandbox/run-stop.js';
 
 export interface ProcessorDeps extends RunDeps {
   /** Connection for PUBLISH and the event lists (not the worker's blocking one). */
   publisher: Redis;
   control: RunControl;
+  sessions: SessionWatch;
   logger: Logger;
 }
 
@@ -31,7 +32,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
     const data = job.data;
     const tracked = deps.control.track(data.runId, jobSignal);
     // A call made with a session cookie ends `mustLogin` when the session ends while it runs.
-    const stopWatching = data.sessionId ? watchSession(deps, data.sessionId, () => tracked.stop(sessionEnded)) : undefined;
+    const stopWatching = data.sessionId ? deps.sessions.watch(data.sessionId, () => tracked.stop(sessionEnded)) : undefined;
     try {
       const publish = createRunEventPublisher(deps.publisher, deps.config.queuePrefix, data, replayMs(deps));
       const report = (err: unknown) => deps.logger.warn({ err, runId: data.runId }, 'run event not published');

@@ -11,6 +11,8 @@ import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createIsolatePool } from './sandbox/isolate-pool.js';
+import { createSessionWatch } from './runs/session-watch.js';
+import { applyMemoryBackpressure } from './memory-backpressure.js';
 import { createRunControl } from './runs/run-control.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
 
@@ -37,7 +39,8 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const control = createRunControl();
   const turns = createConversationTurns(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
   const isolates = createIsolatePool({ maxIdle: config.sandboxWarmIsolates });
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, agents: createAgentCodeCache() };
+  const sessions = createSessionWatch(deps);
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, agents: createAgentCodeCache() };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
@@ -59,9 +62,12 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   });
   worker.on('error', (err) => logger.error({ err }, 'worker error'));
   await worker.waitUntilReady();
+  const stopBackpressure = applyMemoryBackpressure(worker, config.workerMemoryMb, logger);
   return {
     async close() {
+      stopBackpressure();
       await worker.close();
+      sessions.close();
       isolates.clear();
       connection.disconnect();
       subscriber.disconnect();

@@ -5,7 +5,7 @@ import { openStream } from '../helpers/sse.js';
 import type { TestSmtp } from '../helpers/smtp.js';
 import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
-import { isConversationLocked, waitFor } from '../helpers/wait.js';
+import { isRunActive, waitFor } from '../helpers/wait.js';
 
 describe('mustLogin: the session ends while its run is going', function () {
   const clock = createTestClock();
@@ -40,7 +40,7 @@ describe('mustLogin: the session ends while its run is going', function () {
   /** Starts a long run in `tab` and waits until it holds its conversation; `answer` is its pending response. */
   async function startLongRun(tab: Browser, convid: string) {
     const answer = tab.post('/api/exec/execAgent', { agentName, convid, inputs: { wait: 4000 } });
-    await waitFor(() => isConversationLocked(stack.runtime.db, convid), 5000, 'the run to start');
+    await waitFor(() => isRunActive(convid), 5000, 'the run to start');
     return { answer };
   }
 

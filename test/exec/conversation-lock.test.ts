@@ -3,7 +3,7 @@ import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { isConversationLocked, waitFor } from '../helpers/wait.js';
+import { isRunActive, waitFor } from '../helpers/wait.js';
 
 describe('one call at a time per conversation', () => {
   let stack: Stack;
@@ -31,7 +31,7 @@ describe('one call at a time per conversation', () => {
   it('answers 409 conversationBusy to a call that cannot start within CONV_WAIT_MS, changing nothing', async () => {
     const first = await execAgent(stack.url, key, { agentName: counter });
     const running = execAgent(stack.url, key, { agentName: slow, convid: first.body.convid });
-    await waitFor(() => isConversationLocked(stack.runtime.db, first.body.convid), 5000, 'the slow call to hold the conversation');
+    await waitFor(() => isRunActive(first.body.convid), 5000, 'the slow call to hold the conversation');
     const busy = await execAgent(stack.url, key, { agentName: counter, convid: first.body.convid });
     assert.equal(busy.status, 409);
     assert.equal(busy.body.error.code, 'conversationBusy');

@@ -6,7 +6,7 @@ import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixture
 import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { openStream } from '../helpers/sse.js';
 import { testEnv } from '../helpers/test-env.js';
-import { isConversationLocked, waitFor } from '../helpers/wait.js';
+import { isRunActive, waitFor } from '../helpers/wait.js';
 
 /** Two web and two worker processes; one of each is killed with SIGKILL while it works. */
 describe('processes killed mid-work', function () {
@@ -51,7 +51,7 @@ describe('processes killed mid-work', function () {
     const convids: string[] = [];
     for (let i = 0; i < 6; i++) convids.push((await execAgent(urls[0], key, { agentName: counter })).body.convid);
     const calls = convids.map((convid) => execAgent(urls[0], key, { agentName: slow, convid }));
-    await waitFor(async () => (await Promise.all(convids.map((c) => isConversationLocked(db, c)))).every(Boolean), 15_000, 'every slow run to start');
+    await waitFor(async () => (await Promise.all(convids.map((c) => isRunActive(c, env.QUEUE_PREFIX)))).every(Boolean), 15_000, 'every slow run to start');
     const doomed = workers[0]!;
     doomed.child.kill('SIGKILL');
     await doomed.exited;

@@ -35,7 +35,7 @@ export async function startStack(overrides: Record<string, string> = {}, options
     },
   });
   const logger = createLogger(config.logLevel, sink);
-  const runtime = await openRuntime(config, logger, config.workerConcurrency + 6);
+  const runtime = await openRuntime(config, logger, 2 * config.databasePoolSize);
   if (options.clock) runtime.clock = options.clock;
   const worker = await startWorkers(runtime);
   const web = await startWeb(runtime, 0);

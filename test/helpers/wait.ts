@@ -1,5 +1,9 @@
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { sql } from 'kysely';
+import { runQueueName } from '../../shared/channels.js';
 import type { Db } from '../../db/database.js';
+import { testEnv } from './test-env.js';
 
 /** Polls `condition` until it holds, failing after `timeoutMs`. */
 export async function waitFor(condition: () => Promise<boolean> | boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
@@ -10,7 +14,7 @@ export async function waitFor(condition: () => Promise<boolean> | boolean, timeo
   }
 }
 
-/** True while some transaction holds the conversation's row lock (a run is in progress on it). */
+/** True while some transaction holds the conversation's row lock. */
 export async function isConversationLocked(db: Db, convid: string): Promise<boolean> {
   try {
     await db.transaction().execute((trx) => sql`select 1 from conversations where id = ${convid} for update nowait`.execute(trx));
@@ -19,4 +23,17 @@ export async function isConversationLocked(db: Db, convid: string): Promise<bool
     if ((err as { code?: string }).code === '55P03') return true;
     throw err;
   }
+}
+
+const runQueues = new Map<string, Queue>();
+
+/** True while a worker holds a run on the conversation (its job is active in the queue with this prefix). */
+export async function isRunActive(convid: string, prefix = testEnv.QUEUE_PREFIX!): Promise<boolean> {
+  let queue = runQueues.get(prefix);
+  if (!queue) {
+    queue = new Queue(runQueueName, { connection: new Redis(testEnv.REDIS_URL!, { maxRetriesPerRequest: null }), prefix });
+    runQueues.set(prefix, queue);
+  }
+  const jobs = await queue.getJobs(['active']);
+  return jobs.some((job) => (job.data as { convid?: string } | undefined)?.convid === convid);
 }

@@ -6,7 +6,7 @@ import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixture
 import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { openStream } from '../helpers/sse.js';
 import { testEnv } from '../helpers/test-env.js';
-import { isConversationLocked, waitFor } from '../helpers/wait.js';
+import { isRunActive, waitFor } from '../helpers/wait.js';
 
 describe('crash safety and graceful stops (separate processes)', () => {
   let port = '';
@@ -47,7 +47,7 @@ describe('crash safety and graceful stops (separate processes)', () => {
     const first = await execAgent(url, key, { agentName: counter });
     const convid = first.body.convid;
     const call = execAgent(url, key, { agentName: slow, convid, inputs: { ms: 4000 } });
-    await waitFor(() => isConversationLocked(db, convid), 15_000, 'the run to start');
+    await waitFor(() => isRunActive(convid, env().QUEUE_PREFIX), 15_000, 'the run to start');
     doomed.child.kill('SIGKILL');
     await doomed.exited;
     const survivor = start('workers/main.js'); // its stall checker finds the dead worker's job

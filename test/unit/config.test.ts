@@ -8,7 +8,8 @@ describe('loadConfig', () => {
     assert.equal(config.databaseUrl, 'postgres://127.0.0.1:5432/agentexec');
     assert.equal(config.maxAgentRuntimeMs, 60_000);
     assert.equal(config.convWaitMs, 60_000, 'CONV_WAIT_MS defaults to the max agent runtime');
-    assert.equal(config.workerConcurrency, 16);
+    assert.equal(config.workerConcurrency, 1000);
+    assert.equal(config.databasePoolSize, 10);
     assert.deepEqual(config.agentHttpAllow, []);
   });
 

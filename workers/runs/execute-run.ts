@@ -9,7 +9,7 @@ import type { TraceEvent } from '../../shared/trace.js';
 import { turnArrivedAt, turnLifetimeMs, type ConversationTurns } from '../../shared/conversation-turns.js';
 import type { Db } from '../../db/database.js';
 import type { Conversation, NewExecution, PausedAsk, PauseState } from '../../db/schema.js';
-import { lockConversation, touchConversation, updateConversationState, type ConversationState } from '../../db/conversations.repository.js';
+import { commitConversationState, readConversation, touchConversation, type ConversationState } from '../../db/conversations.repository.js';
 import { deletePause, savePause, type NewPause } from '../../db/paused-asks.repository.js';
 import { recordFirstRun } from '../../db/first-run.repository.js';
 import { insertExecution } from '../../db/executions.repository.js';
@@ -56,14 +56,12 @@ interface RunStart {
   resuming: boolean;
 }
 
-/** The row lock on the conversation was not granted within CONV_WAIT_MS. */
-const lockNotAvailable = '55P03';
-
 /**
- * Runs one call of an agent. A call on an existing conversation first waits for its turn (calls run
- * in arrival order, at most CONV_WAIT_MS after arriving). The run itself happens inside a transaction
- * that holds the conversation's row lock, so whatever it changes is committed together with its
- * execution record, or not at all.
+ * Runs one call of an agent (DESIGN §11). A call on an existing conversation first waits for its turn
+ * (calls run in arrival order, at most CONV_WAIT_MS after arriving). It reads the conversation, runs
+ * the agent with no database connection checked out, then commits what it changed together with its
+ * execution record in one short transaction, only where the conversation is still at the version it
+ * read: otherwise nothing of it is kept.
  */
 export async function executeRun(
   deps: RunDeps,
@@ -74,7 +72,7 @@ export async function executeRun(
 ): Promise<RunResult> {
   if (data.newConversation) return runFirst(deps, data, inputs, sink, signal);
   const turn = data.turn;
-  if (!turn) return runInTransaction(deps, data, inputs, sink, signal);
+  if (!turn) return runOnConversation(deps, data, inputs, sink, signal);
   try {
     const waited = await deps.turns.wait(data.convid, turn, {
       deadline: turnArrivedAt(turn) + deps.config.convWaitMs,
@@ -87,7 +85,7 @@ export async function executeRun(
       const response = respond(data, stop.resultCode, [], stop.error);
       return record(deps.db, data, deps.clock.now(), undefined, response);
     }
-    return await runInTransaction(deps, data, inputs, sink, signal);
+    return await runOnConversation(deps, data, inputs, sink, signal);
   } finally {
     await deps.turns.release(data.convid, turn);
   }
@@ -97,14 +95,13 @@ function conversationBusy(): RunResult {
   return { kind: 'refused', code: 'conversationBusy', message: 'The conversation is busy with other calls; try again.' };
 }
 
-async function runInTransaction(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
-  try {
-    // The connection's lock_timeout is CONV_WAIT_MS (set when it opened): a safety net behind the turns.
-    return await deps.db.transaction().execute((trx) => runLocked(deps, trx, data, inputs, sink, signal));
-  } catch (err) {
-    if ((err as { code?: string }).code === lockNotAvailable) return conversationBusy();
-    throw err;
-  }
+/** The conversation moved on while the run ran (a stale writer): the caller is told, nothing is kept. */
+function conversationChanged(): RunResult {
+  return {
+    kind: 'refused',
+    code: 'conversationBusy',
+    message: 'The conversation changed while this call ran (another call was committed first); nothing of this call was kept. Try again.',
+  };
 }
 
 /** A new conversation's first run: nothing to lock, and one statement records everything it leaves. */
@@ -129,48 +126,62 @@ async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sin
   return { kind: 'response', response };
 }
 
-/** A call on an existing conversation, inside the transaction that holds its row lock. */
-async function runLocked(
+/** A call on an existing conversation: read, run with no connection held, commit fenced by the version read. */
+async function runOnConversation(
   deps: RunDeps,
-  trx: Db,
   data: RunJobData,
   inputs: JsonObject,
   sink: RunEventSink,
   signal: AbortSignal,
 ): Promise<RunResult> {
   const startedAt = deps.clock.now();
-  const locked = await lockConversation(trx, data.convid);
-  const conversation = locked?.conversation;
+  const read = await readConversation(deps.db, data.convid);
+  const conversation = read?.conversation;
   if (!conversation || !isOwnedBy(conversation, data.caller) || isExpired(conversation, startedAt)) {
-    return record(trx, data, startedAt, undefined, unknownConversation(data));
+    return record(deps.db, data, startedAt, undefined, unknownConversation(data));
   }
-  const pause = locked.pause;
-  if (pause && !pausedBySameAgent(pause, data)) return record(trx, data, startedAt, undefined, unknownConversation(data));
+  const pause = read.pause;
+  if (pause && !pausedBySameAgent(pause, data)) return record(deps.db, data, startedAt, undefined, unknownConversation(data));
 
   let answers: Answers | undefined;
   if (pause) {
     const check = validateAnswers(pause.ask, inputs);
     if (!check.ok) {
       // The pause is kept as it is: the caller is asked again, told which answers to fix.
-      await touchConversation(trx, data.convid, startedAt);
       const response = respond(data, 'ask', [], { message: 'Some answers are missing or not valid.', fields: check.fields });
-      return record(trx, data, startedAt, pause.agent_version, { ...response, askInput: pause.ask });
+      return deps.db.transaction().execute(async (trx) => {
+        await touchConversation(trx, data.convid, startedAt);
+        return record(trx, data, startedAt, pause.agent_version, { ...response, askInput: pause.ask });
+      });
     }
     answers = check.answers;
   }
-  const start = pause && answers ? await resumeFrom(deps, trx, pause, answers) : await freshStart(deps, trx, data, conversation, inputs);
+  const start = pause && answers ? await resumeFrom(deps, deps.db, pause, answers) : await freshStart(deps, deps.db, data, conversation, inputs);
   if (!start) return agentNotFound(data);
-  if (start === 'draftChanged') return record(trx, data, startedAt, undefined, draftChanged(data));
+  if (start === 'draftChanged') return record(deps.db, data, startedAt, undefined, draftChanged(data));
 
   const ran = await runAgent(deps, data, start, sink, signal);
-  const outcome = await confirmSession(deps, trx, data, ran.outcome);
+  const outcome = await confirmSession(deps, deps.db, data, ran.outcome);
   const kept = keptChanges(deps, data, conversation, start, outcome, startedAt);
-  if (kept) {
-    await updateConversationState(trx, data.convid, kept.state, startedAt);
-    if (kept.pause.kind === 'save') await savePause(trx, kept.pause.pause);
-    else if (kept.pause.kind === 'delete') await deletePause(trx, data.convid);
-  }
-  return record(trx, data, startedAt, start.agent.version, responseOf(data, start, outcome, ran));
+  const response = responseOf(data, start, outcome, ran);
+  if (!kept) return record(deps.db, data, startedAt, start.agent.version, response);
+  return deps.db
+    .transaction()
+    .execute(async (trx) => {
+      if (!(await commitConversationState(trx, data.convid, conversation.version, kept.state, startedAt))) throw new StaleRunError();
+      if (kept.pause.kind === 'save') await savePause(trx, kept.pause.pause);
+      else if (kept.pause.kind === 'delete') await deletePause(trx, data.convid);
+      return record(trx, data, startedAt, start.agent.version, response);
+    })
+    .catch((err: unknown) => {
+      if (err instanceof StaleRunError) return conversationChanged();
+      throw err;
+    });
+}
+
+/** The conversation is no longer at the version the run read; thrown to roll the commit back. */
+class StaleRunError extends Error {
+  override name = 'StaleRunError';
 }
 
 /**

@@ -2,9 +2,9 @@ import type { Config } from '../../shared/config.js';
 import type { Clock } from '../../shared/clock.js';
 import { sessionCutoffs } from '../../shared/session-lifetime.js';
 import type { Db } from '../../db/database.js';
-import { isSessionLive } from '../../db/sessions.repository.js';
+import { findLiveSessionIds, isSessionLive } from '../../db/sessions.repository.js';
 
-/** How often a run made with a session cookie checks that the session still lives. */
+/** How often a worker checks the sessions its runs were started with. */
 export const sessionCheckMs = 1000;
 
 export interface SessionWatchDeps {
@@ -14,26 +14,56 @@ export interface SessionWatchDeps {
 }
 
 /**
- * Watches the session a run was started with, from the start of the run and every second: once it has
- * ended (logout, password reset, idle or maximum lifetime passed), `onEnded` is called once. The run
- * itself does not count as activity. Returns the function that stops watching.
+ * The sessions a worker's runs were started with, checked together (DESIGN §11: one query a second
+ * per worker, not one per run). The run itself does not count as activity.
  */
-export function watchSession(deps: SessionWatchDeps, sessionId: string, onEnded: () => void): () => void {
-  let stopped = false;
+export interface SessionWatch {
+  /** Calls `onEnded` once when the session has ended (logout, password reset, idle or maximum lifetime passed); returns the function that stops watching. */
+  watch(sessionId: string, onEnded: () => void): () => void;
+  close(): void;
+}
+
+export function createSessionWatch(deps: SessionWatchDeps): SessionWatch {
+  const watchers = new Map<string, Set<() => void>>();
   let timer: NodeJS.Timeout | undefined;
-  const check = async () => {
-    const live = await sessionIsLive(deps, sessionId).catch(() => true); // unreachable database: the commit check decides
-    if (stopped) return;
-    if (!live) {
-      stopped = true;
-      return onEnded();
+  let checking = false;
+
+  async function check(): Promise<void> {
+    timer = undefined;
+    if (checking || watchers.size === 0) return;
+    checking = true;
+    const ids = [...watchers.keys()];
+    // An unreachable database ends nothing here: the check before the commit decides.
+    const live = await findLiveSessionIds(deps.db, ids, sessionCutoffs(deps.config, deps.clock.now())).catch(() => new Set(ids));
+    checking = false;
+    for (const id of ids) {
+      if (live.has(id)) continue;
+      const ended = watchers.get(id);
+      watchers.delete(id);
+      for (const onEnded of ended ?? []) onEnded();
     }
-    timer = setTimeout(() => void check(), sessionCheckMs);
-  };
-  void check();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
+    schedule();
+  }
+
+  function schedule(): void {
+    if (!timer && watchers.size > 0) timer = setTimeout(() => void check(), sessionCheckMs);
+  }
+
+  return {
+    watch(sessionId, onEnded) {
+      const set = watchers.get(sessionId) ?? new Set();
+      set.add(onEnded);
+      watchers.set(sessionId, set);
+      schedule();
+      return () => {
+        set.delete(onEnded);
+        if (set.size === 0 && watchers.get(sessionId) === set) watchers.delete(sessionId);
+      };
+    },
+    close() {
+      clearTimeout(timer);
+      watchers.clear();
+    },
   };
 }
 

@@ -1,0 +1,193 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import type { ExecutionResponse } from '../../shared/api.js';
+import { createClient, type ApiClient } from '../client.js';
+import { createFixture, dropDatabase } from '../fixture.js';
+import { deleteKeysWithPrefix } from '../redis-keys.js';
+import { sampleRssPeak } from '../rss.js';
+import { freePort, startStack, type ProductProcess } from '../stack.js';
+import { summarize } from '../stats.js';
+import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
+import { startLlmLikeServer } from './llm-server.js';
+
+/**
+ * `npm run bench:io [-- --clients C --seconds T --duration D]`: waiting runs (DESIGN §11). A loopback
+ * server answers like an LLM (first byte after 300 ms, the body streamed until T s); an agent awaits
+ * it; C clients each continue a conversation of their own, call after call, for D s, against one web
+ * and one worker process at default settings. Prints runs/s against the limit C / T, the latency
+ * added to T (p50, p99), the most PostgreSQL connections open at once, each process's RSS peak and
+ * event-loop delay p99, and errors; writes bench/io-results.json.
+ */
+
+const redisUrl = 'redis://127.0.0.1:6379';
+const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const agentName = 'waiter';
+const agentSource = `export default async function (sys) {
+  const answer = await sys.fetch(sys.inputs.url, { timeoutMs: 120000 });
+  sys.vars.calls = (sys.vars.calls ?? 0) + 1;
+  sys.say(answer.text.length + ' characters');
+}`;
+
+interface IoOptions {
+  clients: number;
+  seconds: number;
+  duration: number;
+}
+
+function parseOptions(argv: string[]): IoOptions {
+  const { values } = parseArgs({ args: argv, options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' } } });
+  const number = (name: string, value: string | undefined, fallback: number) => {
+    const parsed = value === undefined ? fallback : Number(value);
+    if (!(parsed > 0)) throw new Error(`--${name} must be a positive number`);
+    return parsed;
+  };
+  return { clients: number('clients', values.clients, 1000), seconds: number('seconds', values.seconds, 5), duration: number('duration', values.duration, 30) };
+}
+
+async function main(): Promise<number> {
+  const options = parseOptions(process.argv.slice(2));
+  const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const queuePrefix = `agentexec-io-${tag}`;
+  const databaseUrl = `${postgresUrl}/agentexec_io_${tag}`;
+  const databaseName = `agentexec_io_${tag}`;
+  const teardown = createTeardown();
+  cleanUpOnInterrupt(teardown, log);
+  teardown.add(`delete Redis keys ${queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, queuePrefix)} deleted`);
+  teardown.add(`drop database ${databaseName}`, () => dropDatabase(databaseUrl));
+  const probeDir = mkdtempSync(`${tmpdir()}/agentexec-io-`);
+  teardown.add('remove the loop probes', () => rmSync(probeDir, { recursive: true, force: true }));
+  try {
+    const fixture = await createFixture(databaseUrl, { [agentName]: agentSource });
+    const upstream = await startLlmLikeServer({ firstByteMs: 300, totalMs: options.seconds * 1000, chunks: 20 });
+    teardown.add('stop the LLM-like server', () => upstream.close());
+    const processes: ProductProcess[] = [];
+    teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(10_000))));
+    const env = {
+      AGENT_HTTP_ALLOW: '127.0.0.1',
+      BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
+      LOOP_PROBE_DIR: probeDir,
+    };
+    const stack = await startStack({ databaseUrl, redisUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 120_000, env }, (p) => processes.push(p));
+    const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey, maxSockets: options.clients + 16 });
+    teardown.add('close the HTTP client', () => client.close());
+
+    log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
+    const convids = await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.response?.convid)));
+    const started = convids.filter((c): c is string => typeof c === 'string');
+    if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
+
+    log(`timing ${options.duration} s of calls`);
+    for (const p of [stack.web, stack.worker]) process.kill(p.pid, 'SIGUSR2');
+    const rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
+    const connections = sampleConnections(databaseName);
+    const latencies: number[] = [];
+    const errors: string[] = [];
+    const until = Date.now() + options.duration * 1000;
+    const windowStart = performance.now();
+    let completed = 0;
+    await Promise.all(
+      started.map(async (convid) => {
+        while (Date.now() < until) {
+          const begun = performance.now();
+          const result = await call(client, upstream.url, convid);
+          if (result.error) errors.push(result.error);
+          else if (performance.now() - windowStart <= options.duration * 1000) {
+            completed += 1;
+            latencies.push(performance.now() - begun);
+          }
+        }
+      }),
+    );
+    const [workerRss, webRss] = rss.map((s) => s.stop());
+    const mostConnections = await connections.stop();
+    const loops = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
+    const limit = options.clients / options.seconds;
+    const runsPerSecond = completed / options.duration;
+    const added = summarize(latencies.map((ms) => ms - options.seconds * 1000));
+    const results = {
+      at: new Date().toISOString(),
+      clients: options.clients,
+      upstreamSeconds: options.seconds,
+      durationSeconds: options.duration,
+      runsPerSecond: round(runsPerSecond),
+      limitRunsPerSecond: round(limit),
+      ofLimit: round(runsPerSecond / limit),
+      addedLatencyMs: { p50: round(added.p50), p99: round(added.p99), max: round(added.max) },
+      mostPostgresConnections: mostConnections,
+      rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
+      eventLoopDelayMs: { worker: loops[0], web: loops[1] },
+      errors: errors.length,
+      firstErrors: [...new Set(errors)].slice(0, 5),
+    };
+    printResults(results);
+    writeFileSync(new URL('../../../bench/io-results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+    return errors.length === 0 ? 0 : 1;
+  } finally {
+    for (const line of await teardown.run()) log(line);
+  }
+}
+
+async function call(client: ApiClient, url: string, convid?: string): Promise<{ response?: ExecutionResponse; error?: string }> {
+  try {
+    const answer = await client.post('/api/exec/execAgent', { agentName, inputs: { url }, ...(convid ? { convid } : {}) });
+    if (answer.status !== 200) return { error: `HTTP ${answer.status}: ${answer.text.slice(0, 200)}` };
+    const response = JSON.parse(answer.text) as ExecutionResponse;
+    if (response.resultCode !== 'success') return { error: `${response.resultCode}: ${response.error?.message ?? ''}`.slice(0, 200) };
+    return { response };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** Polls pg_stat_activity for the connections to the bench's database; `stop` gives the most seen at once. */
+function sampleConnections(databaseName: string): { stop(): Promise<number> } {
+  const admin = new pg.Client({ connectionString: `${postgresUrl}/postgres` });
+  let most = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const ready = admin.connect().then(() => {
+    const sample = async () => {
+      const { rows } = await admin.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [databaseName]);
+      most = Math.max(most, rows[0]?.n ?? 0);
+      timer = setTimeout(() => void sample().catch(() => undefined), 200);
+    };
+    return sample();
+  });
+  return {
+    async stop() {
+      await ready;
+      clearTimeout(timer);
+      await admin.end();
+      return most;
+    },
+  };
+}
+
+function readProbe(dir: string, pid: number): { p99: number; max: number } | null {
+  try {
+    const probe = JSON.parse(readFileSync(`${dir}/${pid}.json`, 'utf8')) as { p99: number; max: number };
+    return { p99: round(probe.p99), max: round(probe.max) };
+  } catch {
+    return null;
+  }
+}
+
+function round(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function printResults(r: Record<string, unknown>): void {
+  console.log(JSON.stringify(r, null, 2));
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    log(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exit(1);
+  },
+);
