@@ -41,7 +41,7 @@ describe('hostile agents', function () {
     for (const [what, body] of Object.entries(hostileAgents)) {
       const agentName = uniqueAgentName(what);
       await publishAgent(db, agentName, `export default async function (sys) { ${body}; sys.say('survived'); }`);
-      hostile.push(agentName, agentName);
+      hostile.push(agentName);
     }
 
     let attacking = true;
