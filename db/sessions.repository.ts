@@ -40,18 +40,6 @@ export async function useSession(db: Db, tokenHash: string, now: Date, cutoffs: 
     .executeTakeFirst();
 }
 
-/** True while the session exists and has not timed out (a run checks this to end `mustLogin`). */
-export async function isSessionLive(db: Db, sessionId: string, cutoffs: SessionCutoffs): Promise<boolean> {
-  const row = await db
-    .selectFrom('sessions')
-    .select('id')
-    .where('id', '=', sessionId)
-    .where('last_seen_at', '>', cutoffs.idleSince)
-    .where('created_at', '>', cutoffs.createdSince)
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
 /** Of `sessionIds`, those still live: one query for every run a worker watches. */
 export async function findLiveSessionIds(db: Db, sessionIds: readonly string[], cutoffs: SessionCutoffs): Promise<Set<string>> {
   if (sessionIds.length === 0) return new Set();

@@ -2,7 +2,7 @@ import type { Config } from '../../shared/config.js';
 import type { Clock } from '../../shared/clock.js';
 import { sessionCutoffs } from '../../shared/session-lifetime.js';
 import type { Db } from '../../db/database.js';
-import { findLiveSessionIds, isSessionLive } from '../../db/sessions.repository.js';
+import { findLiveSessionIds } from '../../db/sessions.repository.js';
 
 /** How often a worker checks the sessions its runs were started with. */
 export const sessionCheckMs = 1000;
@@ -25,17 +25,14 @@ export interface SessionWatch {
 
 export function createSessionWatch(deps: SessionWatchDeps): SessionWatch {
   const watchers = new Map<string, Set<() => void>>();
+  // Set from scheduling until the check it scheduled has finished, so one check runs at a time.
   let timer: NodeJS.Timeout | undefined;
-  let checking = false;
 
   async function check(): Promise<void> {
-    timer = undefined;
-    if (checking || watchers.size === 0) return;
-    checking = true;
     const ids = [...watchers.keys()];
     // An unreachable database ends nothing here: the check before the commit decides.
     const live = await findLiveSessionIds(deps.db, ids, sessionCutoffs(deps.config, deps.clock.now())).catch(() => new Set(ids));
-    checking = false;
+    timer = undefined;
     for (const id of ids) {
       if (live.has(id)) continue;
       const ended = watchers.get(id);
@@ -67,6 +64,6 @@ export function createSessionWatch(deps: SessionWatchDeps): SessionWatch {
   };
 }
 
-export function sessionIsLive(deps: SessionWatchDeps, sessionId: string): Promise<boolean> {
-  return isSessionLive(deps.db, sessionId, sessionCutoffs(deps.config, deps.clock.now()));
+export async function sessionIsLive(deps: SessionWatchDeps, sessionId: string): Promise<boolean> {
+  return (await findLiveSessionIds(deps.db, [sessionId], sessionCutoffs(deps.config, deps.clock.now()))).has(sessionId);
 }
