@@ -1,5 +1,5 @@
 import { compileAgent } from '../shared/compile-agent.js';
-import { createIsolatePool, type IsolatePool } from '../workers/sandbox/isolate-pool.js';
+import { createContextPool, type ContextPool } from '../workers/sandbox/context-pool.js';
 import { runSandbox } from '../workers/sandbox/run-sandbox.js';
 import type { SandboxRun } from '../workers/sandbox/sandbox.types.js';
 
@@ -31,8 +31,8 @@ async function main(): Promise<void> {
     httpAllow: [],
   };
   for (const [label, pool] of [
-    ['warm isolates', createIsolatePool()],
-    ['fresh isolate per run', createIsolatePool({ maxIdle: 0 })],
+    ['warm isolates', createContextPool()],
+    ['fresh isolate per run', createContextPool({ maxIdle: 0 })],
   ] as const) {
     await measure(`${label}, sequential`, pool, run, 1);
     await measure(`${label}, ${parallel} in parallel`, pool, run, parallel);
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(label: string, pool: IsolatePool, run: SandboxRun, lanes: number): Promise<void> {
+async function measure(label: string, pool: ContextPool, run: SandboxRun, lanes: number): Promise<void> {
   const perLane = Math.ceil(runs / lanes);
   const lane = async (count: number) => {
     for (let i = 0; i < count; i++) {

@@ -21,7 +21,7 @@ export interface Config {
   agentMemoryMb: number;
   agentHttpAllow: string[];
   /** Warm isolates a worker keeps for the next runs of the same agent version (0: a new isolate per run). */
-  sandboxWarmIsolates: number;
+  sandboxWarmContexts: number;
   /** Undefined outside production when not set: resolved at start-up (see resolveSecrets). */
   sessionSecret: string | undefined;
   secretsKey: string | undefined;
@@ -91,7 +91,7 @@ const variables = {
   MAX_AGENT_RUNTIME_MS: int(100),
   AGENT_MEMORY_MB: int(8, 4096),
   AGENT_HTTP_ALLOW: list,
-  SANDBOX_WARM_ISOLATES: int(0, 4096),
+  SANDBOX_WARM_CONTEXTS: int(0, 100_000),
   SESSION_SECRET: secret,
   SECRETS_KEY: secret,
   SESSION_IDLE_MINUTES: int(1),
@@ -146,7 +146,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,
     agentHttpAllow: parsed.AGENT_HTTP_ALLOW ?? [],
-    sandboxWarmIsolates: parsed.SANDBOX_WARM_ISOLATES ?? 32,
+    sandboxWarmContexts: parsed.SANDBOX_WARM_CONTEXTS ?? 256,
     sessionSecret: parsed.SESSION_SECRET,
     secretsKey: parsed.SECRETS_KEY,
     sessionIdleMinutes: parsed.SESSION_IDLE_MINUTES ?? 30,

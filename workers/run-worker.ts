@@ -10,7 +10,7 @@ import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
-import { createIsolatePool } from './sandbox/isolate-pool.js';
+import { createContextPool } from './sandbox/context-pool.js';
 import { createSessionWatch } from './runs/session-watch.js';
 import { applyMemoryBackpressure } from './memory-backpressure.js';
 import { createRunControl } from './runs/run-control.js';
@@ -38,7 +38,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
   const control = createRunControl();
   const turns = createConversationTurns(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
-  const isolates = createIsolatePool({ maxIdle: config.sandboxWarmIsolates });
+  const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
   const sessions = createSessionWatch(deps);
   const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, agents: createAgentCodeCache() };
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Answers, JsonObject, OutputPart } from '../../shared/api.js';
-import { createIsolatePool, type IsolatePool } from '../../workers/sandbox/isolate-pool.js';
+import { createContextPool, type ContextPool } from '../../workers/sandbox/context-pool.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
 import type { JournalEntry, SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
 import { compile, errorOf, makeRun, texts, varsOf, waitFor } from './sandbox-helpers.js';
@@ -19,10 +19,10 @@ export default async function (sys) {
 }`;
 
 describe('sandbox warm isolates', () => {
-  let pool: IsolatePool;
+  let pool: ContextPool;
 
   beforeEach(() => {
-    pool = createIsolatePool();
+    pool = createContextPool();
   });
 
   afterEach(() => {
@@ -36,11 +36,11 @@ describe('sandbox warm isolates', () => {
   it('runs the same code again in the warm isolate its first run left', async () => {
     const code = await compile(`export default async (sys) => sys.say('Hello, ' + sys.query)`);
     const first = await run(code);
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
     const second = await run(code, { inputs: { query: 'again' } });
     assert.deepEqual(texts(first), ['Hello, hello']);
     assert.deepEqual(texts(second), ['Hello, again']);
-    assert.deepEqual(pool.stats(), { hits: 1, misses: 1, idle: 1, retired: 0, evicted: 0 });
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
   });
 
   it('gives every run fresh module state and a fresh sys in a reused isolate', async () => {
@@ -88,7 +88,7 @@ describe('sandbox warm isolates', () => {
       assert.match(String(changed.refused), /not extensible|Cannot delete|Cannot define/, JSON.stringify(change));
       assert.deepEqual(varsOf(await run(code, { inputs: {} })).seen, ['undefined', 'object']);
     }
-    assert.deepEqual(pool.stats(), { hits: 5, misses: 1, idle: 1, retired: 0, evicted: 0 });
+    assert.deepEqual(pool.stats(), { hits: 5, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
   });
 
   it('refuses to replace what the sandbox installed (Math.random, Date.now, console.log): errorInAgent, and the next run draws from its seed', async () => {
@@ -146,7 +146,7 @@ describe('sandbox warm isolates', () => {
     const code = await compile(modalAgent);
     await run(code, { inputs: { mode: 'ok' } });
     assert.equal((await run(code, { signal: AbortSignal.abort() })).resultCode, 'stopped');
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
   });
 
   describe('code a run leaves behind', () => {

@@ -13,7 +13,7 @@ import { commitConversationState, readConversation, touchConversation, type Conv
 import { deletePause, savePause, type NewPause } from '../../db/paused-asks.repository.js';
 import { recordFirstRun } from '../../db/first-run.repository.js';
 import { insertExecution } from '../../db/executions.repository.js';
-import type { IsolatePool } from '../sandbox/isolate-pool.js';
+import type { ContextPool } from '../sandbox/context-pool.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
 import type { JournalEntry, SandboxError, SandboxOutcome } from '../sandbox/sandbox.types.js';
 import type { AgentCode, AgentCodeCache } from './agent-code-cache.js';
@@ -34,7 +34,7 @@ export interface RunDeps {
   clock: Clock;
   agents: AgentCodeCache;
   turns: ConversationTurns;
-  isolates: IsolatePool;
+  isolates: ContextPool;
 }
 
 /** Where the parts of a logged run (streamed, or joinable) go as they are made. */

@@ -1,37 +1,38 @@
-import ivm from 'isolated-vm';
-import { disposeIsolate, loadAgentIsolate, runInAgentIsolate, type AgentIsolate } from './agent-isolate.js';
+import { loadAgentContext, runInAgentContext, type AgentContext } from './agent-context.js';
 import type { RunResult } from './bootstrap.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
 import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';
-import { createIsolatePool, type IsolatePool } from './isolate-pool.js';
+import { createContextPool, type ContextPool } from './context-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';
 import { createOutput } from './output.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
 import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 import { stopOf } from './run-stop.js';
+import { createSandboxIsolate, disposalReason, tenancyKeyOf, type SandboxIsolate } from './sandbox-isolate.js';
 
-/** The isolate a run uses, once it has one: disposed or given back as the run ends. */
+/** The sandbox a run uses, once it has one: released or given back as the run ends. */
 interface Held {
-  isolate?: ivm.Isolate;
-  agent?: AgentIsolate;
+  sandbox?: SandboxIsolate;
+  agent?: AgentContext;
   /** The isolate said the run left nothing behind (RunResult `reusable`). */
   reusable?: boolean;
 }
 
 /** Used when the caller passes no pool: one per process, like the isolated-vm thread pool it feeds. */
-const processPool = createIsolatePool();
+const processPool = createContextPool();
 
 /**
  * Runs one agent in an isolate of its own (DESIGN §5) and reports how it ended. Never throws: every
  * way a run can end is an outcome. The run ends at the first of: the agent returns or throws,
  * sys.fail, a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal`
- * (stopped, or mustLogin when the caller's session ended). The isolate comes warm from `pool` when an earlier run of the same code left it clean;
- * it goes back only after a clean success and is disposed on every other ending, which also stops a
- * busy loop or pending work at once.
+ * (stopped, or mustLogin when the caller's session ended). The run's context comes warm from `pool`
+ * when an earlier run of the same agent for the same caller left it clean; it goes back only after a
+ * clean success and is released on every other ending, its isolate disposed unless other runs of the
+ * caller still use it (context-pool.ts stops those too if the ended run left it busy).
  */
-export function runSandbox(run: SandboxRun, pool: IsolatePool = processPool): Promise<SandboxOutcome> {
+export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Promise<SandboxOutcome> {
   const held: Held = {};
   let timer: NodeJS.Timeout | undefined;
   return new Promise<SandboxOutcome>((resolve) => {
@@ -50,7 +51,7 @@ export function runSandbox(run: SandboxRun, pool: IsolatePool = processPool): Pr
         session.ended = true;
         clearTimeout(timer);
         run.signal?.removeEventListener('abort', onStop);
-        releaseIsolate(pool, session, held, ending);
+        releaseSandbox(pool, session, held, ending);
         for (const sleeping of session.timers) clearTimeout(sleeping);
         closeFetchSlots(session.fetchSlots);
         resolve({ ...limitError(ending), output: session.output.parts } as SandboxOutcome);
@@ -59,40 +60,45 @@ export function runSandbox(run: SandboxRun, pool: IsolatePool = processPool): Pr
     timer = setTimeout(() => session.end(timedOut(run)), run.maxRuntimeMs);
     run.signal?.addEventListener('abort', onStop, { once: true });
     if (run.signal?.aborted) onStop();
-    executeAgent(pool, session, held).then(session.end, (err: unknown) => session.end(endingForCrash(held.isolate, run, err)));
+    executeAgent(pool, session, held).then(session.end, (err: unknown) => session.end(endingForCrash(held.sandbox, err)));
   });
 }
 
 // The ending returned once the run has already ended (by stop or deadline); session.end ignores it.
 const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
 
-async function executeAgent(pool: IsolatePool, session: Session, held: Held): Promise<Ending> {
+async function executeAgent(pool: ContextPool, session: Session, held: Held): Promise<Ending> {
   // Stopped before the start: take nothing from the pool.
   if (hasEnded(session)) return alreadyEnded;
+  const key = tenancyKeyOf(session.run);
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
-  const warm = session.run.fresh ? undefined : pool.take(session.run);
-  const result = await runInIsolate(session, held, warm);
+  let agent = session.run.fresh ? undefined : pool.take(key);
+  if (!agent) {
+    held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key);
+    const loaded = await loadAgentContext(held.sandbox);
+    if (!loaded.ok) {
+      pool.vacate(held.sandbox);
+      return classifyThrown(loaded.thrown);
+    }
+    agent = loaded.agent;
+  }
+  held.sandbox = agent.sandbox;
+  held.agent = agent;
+  // Ended while its context loaded: the ending already let go of the isolate if it was alone.
+  if (hasEnded(session)) {
+    pool.discard(agent);
+    return alreadyEnded;
+  }
+  const result = await runInAgentContext(agent, session);
   return endingFromResult(session, held, result);
 }
 
-/** Runs the agent in `warm`, or in a fresh isolate. `held` gets the isolate before anything is awaited, so an ending can dispose it. */
-async function runInIsolate(session: Session, held: Held, warm: AgentIsolate | undefined): Promise<RunResult> {
-  let agent = warm;
-  if (agent) held.isolate = agent.isolate;
-  else {
-    held.isolate = new ivm.Isolate({ memoryLimit: session.run.memoryMb });
-    const loaded = await loadAgentIsolate(held.isolate, { code: session.run.code, agentName: session.run.agentName, memoryMb: session.run.memoryMb });
-    if (!loaded.ok) return { kind: 'threw', thrown: loaded.thrown };
-    agent = loaded.agent;
-  }
-  held.agent = agent;
-  return runInAgentIsolate(agent, session);
-}
-
-/** Gives the isolate back after a clean success; otherwise disposes it. */
-function releaseIsolate(pool: IsolatePool, session: Session, held: Held, ending: Ending): void {
-  if (ending.resultCode === 'success' && held.agent && held.reusable && !session.run.fresh) pool.give(held.agent);
-  else if (held.isolate) disposeIsolate(held.isolate);
+/** Gives the context back after a clean success; otherwise lets it go (and its isolate, if alone). */
+function releaseSandbox(pool: ContextPool, session: Session, held: Held, ending: Ending): void {
+  if (held.agent) {
+    if (ending.resultCode === 'success' && held.reusable && !session.run.fresh) pool.give(held.agent);
+    else pool.discard(held.agent);
+  } else if (held.sandbox) pool.vacate(held.sandbox);
 }
 
 function endingFromResult(session: Session, held: Held, result: RunResult): Ending {
@@ -110,12 +116,10 @@ function endingFromResult(session: Session, held: Held, result: RunResult): Endi
 
 /**
  * The call into the isolate failed. If we did not end the run, a disposed isolate means V8 hit the
- * memory limit (isolated-vm disposes it then).
+ * memory limit (isolated-vm disposes it then), or the pool stopped an isolate a run left busy.
  */
-function endingForCrash(isolate: ivm.Isolate | undefined, run: SandboxRun, err: unknown): Ending {
-  if (isolate?.isDisposed) {
-    return failure('errorInAgent', `memory limit exceeded: the agent used more than ${run.memoryMb} MB`);
-  }
+function endingForCrash(sandbox: SandboxIsolate | undefined, err: unknown): Ending {
+  if (sandbox?.isolate.isDisposed) return failure('errorInAgent', disposalReason(sandbox));
   // A promise the agent left rejected with a built-in error (writing to a frozen built-in, say)
   // surfaces here once its run has returned: still the agent's mistake.
   const thrown = describeCopiedError(err);

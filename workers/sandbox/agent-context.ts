@@ -3,29 +3,27 @@ import { agentModuleGlobal } from '../../shared/compile-agent.js';
 import { bootstrapFileName, bootstrapSource, maxPendingCalls, type RunConfig, type RunResult, type StartRun } from './bootstrap.js';
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
 import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall } from './host-calls.js';
-import type { SandboxRun } from './sandbox.types.js';
+import type { SandboxIsolate } from './sandbox-isolate.js';
 import type { Session } from './session.js';
 
 /**
- * What an isolate is loaded for. A warm isolate serves only runs that match all three: the agent
- * name too, so two agents that happen to compile to the same code never share what one of them
- * left in the built-ins.
+ * One agent's code loaded into a context of a sandbox isolate: the bootstrap evaluated (the realm
+ * locked down) and the compiled module ready to be instantiated. It serves one run at a time
+ * (Math.random and Date are per-context globals); the runs of one caller share the isolate, each in
+ * a context of its own. Loading one costs ~4 ms of CPU, mostly the lockdown; starting a run in it
+ * costs one call into the isolate, which is why context-pool.ts keeps them warm between runs.
  */
-export type AgentIsolateKey = Pick<SandboxRun, 'code' | 'agentName' | 'memoryMb'>;
-
-/**
- * One agent's code loaded into an isolate: a context with the bootstrap evaluated and the compiled
- * module ready to be instantiated. Building one costs ~2 ms of CPU; starting a run in it costs one
- * call into the isolate, which is why isolate-pool.ts keeps them warm between runs of the same code.
- * It serves one run at a time: Math.random and Date are per-context globals.
- */
-export interface AgentIsolate {
-  readonly isolate: ivm.Isolate;
-  readonly key: AgentIsolateKey;
+export interface AgentContext {
+  readonly sandbox: SandboxIsolate;
   /** Runs started in it so far. */
   runs: number;
   readonly binding: HostBinding;
   readonly start: ivm.Reference<StartRun>;
+  readonly context: ivm.Context;
+  /** The host's sync and async call references, released with the context. */
+  readonly host: readonly ivm.Reference[];
+  /** Released (its run ended unclean, or the pool let it go); never used again. */
+  released: boolean;
 }
 
 /** The run whose host calls are answered; a call carrying any other token gets a halt reply. */
@@ -36,23 +34,42 @@ interface HostBinding {
   pendingCalls: number;
 }
 
-export type LoadResult = { ok: true; agent: AgentIsolate } | { ok: false; thrown: ThrownDescription };
+export type LoadResult = { ok: true; agent: AgentContext } | { ok: false; thrown: ThrownDescription };
 
 /**
- * Loads the agent's code into a fresh isolate. A compile error is the agent's (`ok: false`);
- * anything else thrown is a sandbox failure, or the memory limit when the isolate is disposed.
+ * Loads the agent's code into a new context of `sandbox`. A compile error is the agent's (`ok:
+ * false`); anything else thrown is a sandbox failure, or the memory limit when the isolate is disposed.
  */
-export async function loadAgentIsolate(isolate: ivm.Isolate, key: AgentIsolateKey): Promise<LoadResult> {
-  const context = await isolate.createContext();
-  let agentModule: ivm.Reference;
+export async function loadAgentContext(sandbox: SandboxIsolate): Promise<LoadResult> {
+  const { isolate } = sandbox;
+  sandbox.contexts += 1;
+  let context: ivm.Context | undefined;
   try {
-    const script = await isolate.compileScript(wrapAsFactory(key.code), { filename: agentFileName, lineOffset: -1 });
-    agentModule = (await script.run(context, { reference: true })) as ivm.Reference;
+    context = await isolate.createContext();
+    let agentModule: ivm.Reference;
+    try {
+      const script = await isolate.compileScript(wrapAsFactory(sandbox.key.code), { filename: agentFileName, lineOffset: -1 });
+      agentModule = (await script.run(context, { reference: true })) as ivm.Reference;
+    } catch (err) {
+      if (isolate.isDisposed) throw err;
+      releaseHandles(sandbox, context);
+      return { ok: false, thrown: describeCopiedError(err) };
+    }
+    const binding: HostBinding = { token: 0, session: undefined, pendingCalls: 0 };
+    const host = hostReferences(binding);
+    const start = (await context.evalClosure(bootstrapSource, [...host, agentModule.derefInto()], {
+      filename: bootstrapFileName,
+      result: { reference: true },
+    })) as ivm.Reference<StartRun>;
+    return { ok: true, agent: { sandbox, runs: 0, binding, start, context, host, released: false } };
   } catch (err) {
-    if (isolate.isDisposed) throw err;
-    return { ok: false, thrown: describeCopiedError(err) };
+    releaseHandles(sandbox, context);
+    throw err;
   }
-  const binding: HostBinding = { token: 0, session: undefined, pendingCalls: 0 };
+}
+
+/** The host's sync and async call references, answering only the run `binding` holds. */
+function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
   const hostSync = new ivm.Reference((token: unknown, op: unknown, payload: unknown) => {
     const session = boundSession(binding, token);
     return session ? handleSyncCall(session, op, payload) : haltReply();
@@ -69,20 +86,16 @@ export async function loadAgentIsolate(isolate: ivm.Isolate, key: AgentIsolateKe
       binding.pendingCalls -= 1;
     }
   });
-  const start = (await context.evalClosure(bootstrapSource, [hostSync, hostAsync, agentModule.derefInto()], {
-    filename: bootstrapFileName,
-    result: { reference: true },
-  })) as ivm.Reference<StartRun>;
-  return { ok: true, agent: { isolate, key, runs: 0, binding, start } };
+  return [hostSync, hostAsync];
 }
 
 /**
  * Runs the agent once for `session`, in one call into the isolate. The session is bound until the
  * result comes back. isolated-vm delivers it once the isolate's microtasks have drained, after any
- * host call the run's leftover code made meanwhile; a call still unanswered then makes the isolate
+ * host call the run's leftover code made meanwhile; a call still unanswered then makes the context
  * not reusable, like one the isolate itself counted.
  */
-export async function runInAgentIsolate(agent: AgentIsolate, session: Session): Promise<RunResult> {
+export async function runInAgentContext(agent: AgentContext, session: Session): Promise<RunResult> {
   agent.runs += 1;
   const token = (agent.binding.token += 1);
   agent.binding.session = session;
@@ -108,11 +121,26 @@ export async function runInAgentIsolate(agent: AgentIsolate, session: Session): 
   }
 }
 
-export function disposeIsolate(isolate: ivm.Isolate): void {
+/**
+ * Lets go of the context: its host references answer nothing more (a later token never comes), and
+ * V8 collects it once no code of it is left pending. What it left queued can still run in the
+ * isolate meanwhile; context-pool.ts watches for that.
+ */
+export function releaseAgentContext(agent: AgentContext): void {
+  if (agent.released) return;
+  agent.released = true;
+  agent.binding.token += 1;
+  agent.binding.session = undefined;
+  if (!agent.sandbox.isolate.isDisposed) for (const reference of [agent.start, ...agent.host]) reference.release();
+  releaseHandles(agent.sandbox, agent.context);
+}
+
+function releaseHandles(sandbox: SandboxIsolate, context: ivm.Context | undefined): void {
+  sandbox.contexts -= 1;
   try {
-    if (!isolate.isDisposed) isolate.dispose();
+    if (context && !sandbox.isolate.isDisposed) context.release();
   } catch {
-    // Already disposed by isolated-vm (memory limit) between the check and the call.
+    // The isolate went away meanwhile.
   }
 }
 

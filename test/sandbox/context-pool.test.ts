@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { createContextPool, type ContextPool } from '../../workers/sandbox/context-pool.js';
+import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
+import type { SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
+import { compile, errorOf, makeRun, texts } from './sandbox-helpers.js';
+
+const otherCaller: SandboxRun['caller'] = { kind: 'user', id: 'user-2', role: 'developer' };
+
+describe('sandbox context pool', () => {
+  let pool: ContextPool;
+
+  beforeEach(() => {
+    pool = createContextPool();
+  });
+
+  afterEach(() => {
+    pool.clear();
+  });
+
+  function run(code: string, overrides: Partial<SandboxRun> = {}): Promise<SandboxOutcome> {
+    return runSandbox(makeRun(code, overrides), pool);
+  }
+
+  it('keeps at most maxIdle contexts, evicting the least recently used with its isolate', async () => {
+    pool = createContextPool({ maxIdle: 2 });
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => compile(`export default async (sys) => sys.say('${name}')`)));
+    await run(a!);
+    await run(b!);
+    await run(a!);
+    await run(c!);
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 3, idle: 2, retired: 0, evicted: 1, isolates: 2 });
+    await run(b!);
+    assert.equal(pool.stats().misses, 4, 'b was the least recently used');
+  });
+
+  it('runs concurrent runs of one caller in contexts of their own in one isolate, and keeps each warm', async () => {
+    const code = await compile(`export default async (sys) => { await sys.sleep(20); sys.say(String(sys.inputs.n)); }`);
+    const first = await Promise.all([1, 2, 3].map((n) => run(code, { inputs: { n } })));
+    assert.deepEqual(first.map(texts), [['1'], ['2'], ['3']]);
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 1 });
+    const second = await Promise.all([4, 5, 6].map((n) => run(code, { inputs: { n } })));
+    assert.deepEqual(second.map(texts), [['4'], ['5'], ['6']]);
+    assert.deepEqual(pool.stats(), { hits: 3, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 1 });
+  });
+
+  it('opens another isolate for the caller past contextsPerIsolate', async () => {
+    pool = createContextPool({ contextsPerIsolate: 2 });
+    const code = await compile(`export default async (sys) => { await sys.sleep(20); sys.say('hi'); }`);
+    await Promise.all([1, 2, 3].map(() => run(code)));
+    assert.equal(pool.stats().isolates, 2);
+  });
+
+  it('never puts runs of two callers in one isolate', async () => {
+    const code = await compile(`export default async (sys) => { await sys.sleep(20); sys.say(sys.caller.id); }`);
+    const outcomes = await Promise.all([run(code), run(code, { caller: otherCaller })]);
+    assert.deepEqual(outcomes.map(texts), [['user-1'], ['user-2']]);
+    assert.equal(pool.stats().isolates, 2);
+  });
+
+  it('retires a context after maxRunsPerContext runs', async () => {
+    pool = createContextPool({ maxRunsPerContext: 2 });
+    const code = await compile(`export default async (sys) => sys.say('hi')`);
+    for (let i = 0; i < 3; i++) await run(code);
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 2, idle: 1, retired: 1, evicted: 0, isolates: 1 });
+  });
+
+  it('keeps contexts apart by agent name and memory limit, even for the same code', async () => {
+    const code = await compile(`export default async (sys) => sys.say(sys.agentName)`);
+    assert.deepEqual(texts(await run(code, { agentName: 'one' })), ['one']);
+    assert.deepEqual(texts(await run(code, { agentName: 'two' })), ['two'], 'another agent gets its own context');
+    await run(code, { agentName: 'one', memoryMb: 64 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 3 }, 'and its own isolate');
+    await run(code, { agentName: 'one' });
+    assert.equal(pool.stats().hits, 1);
+  });
+
+  it('never lends a warm context to a fresh run (a draft), nor keeps the one it used', async () => {
+    const code = await compile(`export default async (sys) => sys.say('hi')`);
+    await run(code);
+    await run(code, { fresh: true });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+  });
+
+  it('lets the caller\'s other runs in the isolate go on when one ends unclean', async () => {
+    const code = await compile(`export default async (sys) => {
+      if (sys.inputs.fail) sys.fail('no');
+      await sys.sleep(50);
+      sys.say('done');
+    }`);
+    const [failed, done] = await Promise.all([run(code, { inputs: { fail: true } }), run(code)]);
+    assert.equal(failed.resultCode, 'failCommand');
+    assert.deepEqual(texts(done), ['done']);
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+  });
+
+  it('stops an isolate a timed-out run left busy, ending the caller\'s other runs in it, and no other caller\'s', async () => {
+    pool = createContextPool({ busyAfterEndMs: 200 });
+    const code = await compile(`export default async (sys) => {
+      if (sys.inputs.loop) { await sys.sleep(20); for (;;) {} }
+      await sys.sleep(Number(sys.inputs.wait));
+      sys.say('done');
+    }`);
+    const started = Date.now();
+    const [looped, sameCaller, otherCallers] = await Promise.all([
+      run(code, { inputs: { loop: true }, maxRuntimeMs: 300 }),
+      run(code, { inputs: { wait: 100 } }),
+      run(code, { inputs: { wait: 100 }, caller: otherCaller }),
+    ]);
+    assert.equal(looped.resultCode, 'timedOut');
+    assert.equal(otherCallers.resultCode, 'success', 'another caller has an isolate of its own');
+    assert.equal(sameCaller.resultCode, 'errorInAgent');
+    assert.match(errorOf(sameCaller).message, /kept it busy for 200 ms after it ended/);
+    assert.ok(Date.now() - started < 3000, 'the busy isolate was stopped soon after the run ended');
+  });
+
+  it('ends the caller\'s runs sharing an isolate whose heap limit one of them passed', async () => {
+    const code = await compile(`export default async (sys) => {
+      if (sys.inputs.hog) { await sys.sleep(20); const keep = []; for (;;) keep.push(new Array(1e5).fill(keep.length)); }
+      await sys.sleep(5000);
+    }`);
+    const [hog, sameCaller, otherCallers] = await Promise.all([
+      run(code, { inputs: { hog: true }, memoryMb: 16 }),
+      run(code, { memoryMb: 16 }),
+      run(code, { memoryMb: 16, caller: otherCaller, inputs: { hog: false }, maxRuntimeMs: 100 }),
+    ]);
+    assert.match(errorOf(hog).message, /memory limit exceeded: the agent used more than 16 MB/);
+    assert.match(errorOf(sameCaller).message, /memory limit exceeded/);
+    assert.equal(otherCallers.resultCode, 'timedOut', 'another caller ran on until its own deadline');
+  });
+});

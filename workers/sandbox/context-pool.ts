@@ -1,0 +1,282 @@
+import { releaseAgentContext, type AgentContext } from './agent-context.js';
+import { createSandboxIsolate, disposeSandboxIsolate, isDisposed, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
+
+export interface ContextPoolOptions {
+  /** Idle contexts kept in total, over all agents and callers; the least recently used goes first. 0 turns reuse off. */
+  maxIdle: number;
+  /** Runs after which a context is retired, so slow leaks (V8 caches) stay bounded. */
+  maxRunsPerContext: number;
+  /** Contexts one isolate holds at once, idle or running: the runs of one caller sharing it. */
+  contextsPerIsolate: number;
+  /**
+   * Contexts one isolate loads over its life. Past it the isolate takes no new ones and is disposed
+   * once its last context goes, which also frees what the runs that ended unclean left in it.
+   */
+  contextsPerIsolateLifetime: number;
+  /** An isolate still busy this long after one of its runs ended is disposed (DESIGN §12). */
+  busyAfterEndMs: number;
+}
+
+export interface ContextPoolStats {
+  /** Runs that got a warm context. */
+  hits: number;
+  /** Runs that had to load a new one. */
+  misses: number;
+  /** Warm contexts waiting now. */
+  idle: number;
+  /** Given back but released: too many runs, or their isolate's heap too full. */
+  retired: number;
+  /** Released to stay within maxIdle. */
+  evicted: number;
+  /** Isolates alive now, shared or not. */
+  isolates: number;
+}
+
+/**
+ * Where runs get their sandbox. Runs of one agent for one caller share an isolate, up to
+ * `contextsPerIsolate` at once, each in a context of its own; runs of two callers never share one.
+ * A context serves one run at a time and goes back to the pool only after a clean success
+ * (run-sandbox.ts); any other ending releases it, and disposes its isolate when nothing else runs
+ * there. A shared isolate that stays busy after a run ended unclean (a loop the run left behind) is
+ * disposed after `busyAfterEndMs`, ending the caller's other runs in it.
+ */
+export interface ContextPool {
+  /** A warm context loaded for this key, or undefined (load one into `isolateFor`). */
+  take(key: TenancyKey): AgentContext | undefined;
+  /** The isolate a new context for this key goes into: one of the caller's with room, or a new one. */
+  isolateFor(key: TenancyKey): SandboxIsolate;
+  /** Keeps a context whose run ended clean, unless it is due to retire. */
+  give(agent: AgentContext): void;
+  /** Lets go of a context whose run ended any other way. */
+  discard(agent: AgentContext): void;
+  /** Disposes the isolate if nothing is loaded in it (a context that failed to load, a run ended while loading). */
+  vacate(sandbox: SandboxIsolate): void;
+  stats(): ContextPoolStats;
+  /** Disposes every isolate the pool knows (shutdown, tests). */
+  clear(): void;
+}
+
+export const defaultPoolOptions: ContextPoolOptions = {
+  maxIdle: 256,
+  maxRunsPerContext: 500,
+  contextsPerIsolate: 8,
+  contextsPerIsolateLifetime: 256,
+  busyAfterEndMs: 1000,
+};
+
+/** Garbage is collected between runs; live heap past this share of the limit stops new contexts in the isolate. */
+const heapSealShare = 0.5;
+/** Reading heap statistics waits for the isolate; every few runs is often enough. */
+const heapCheckEvery = 8;
+
+/** Bookkeeping the pool keeps per isolate. */
+interface Tenancy {
+  sandbox: SandboxIsolate;
+  /** Contexts loaded into it so far. */
+  loaded: number;
+  /** Takes no new contexts; disposed when its last one goes. */
+  sealed: boolean;
+  /** A busy check is under way. */
+  watching: boolean;
+}
+
+export function createContextPool(options: Partial<ContextPoolOptions> = {}): ContextPool {
+  const settings = { ...defaultPoolOptions, ...options };
+  const idle = new KeyedLists<AgentContext>();
+  // Every idle context, least recently used first (a Set keeps insertion order).
+  const idleOrder = new Set<AgentContext>();
+  const open = new KeyedLists<Tenancy>();
+  const tenancies = new Map<SandboxIsolate, Tenancy>();
+  const counts = { hits: 0, misses: 0, retired: 0, evicted: 0 };
+
+  function tenancyOf(sandbox: SandboxIsolate): Tenancy | undefined {
+    return tenancies.get(sandbox);
+  }
+
+  function forget(agent: AgentContext): void {
+    idleOrder.delete(agent);
+    idle.remove(agent.sandbox.key, agent);
+  }
+
+  /** The context goes; so does its isolate once nothing is left in it and it takes nothing more. */
+  function release(agent: AgentContext): void {
+    releaseAgentContext(agent);
+    vacate(agent.sandbox);
+  }
+
+  function vacate(sandbox: SandboxIsolate): void {
+    if (sandbox.contexts > 0 && !isDisposed(sandbox)) return;
+    disposeSandboxIsolate(sandbox, 'the sandbox was closed');
+    const tenancy = tenancyOf(sandbox);
+    if (!tenancy) return;
+    tenancies.delete(sandbox);
+    open.remove(sandbox.key, tenancy);
+  }
+
+  function seal(tenancy: Tenancy): void {
+    if (tenancy.sealed) return;
+    tenancy.sealed = true;
+    open.remove(tenancy.sandbox.key, tenancy);
+  }
+
+  function take(key: TenancyKey): AgentContext | undefined {
+    for (let agent = idle.last(key); agent; agent = idle.last(key)) {
+      forget(agent);
+      if (isDisposed(agent.sandbox)) {
+        release(agent);
+        continue;
+      }
+      counts.hits += 1;
+      return agent;
+    }
+    counts.misses += 1;
+    return undefined;
+  }
+
+  function isolateFor(key: TenancyKey): SandboxIsolate {
+    for (const tenancy of open.get(key) ?? []) {
+      if (isDisposed(tenancy.sandbox)) continue;
+      if (tenancy.sandbox.contexts < settings.contextsPerIsolate) return load(tenancy);
+    }
+    const sandbox = createSandboxIsolate(key);
+    const tenancy: Tenancy = { sandbox, loaded: 0, sealed: false, watching: false };
+    tenancies.set(sandbox, tenancy);
+    open.add(key, tenancy);
+    return load(tenancy);
+  }
+
+  function load(tenancy: Tenancy): SandboxIsolate {
+    tenancy.loaded += 1;
+    if (tenancy.loaded >= settings.contextsPerIsolateLifetime) seal(tenancy);
+    return tenancy.sandbox;
+  }
+
+  function give(agent: AgentContext): void {
+    const tenancy = tenancyOf(agent.sandbox);
+    if (!tenancy || isDisposed(agent.sandbox) || agent.runs >= settings.maxRunsPerContext || settings.maxIdle === 0) {
+      counts.retired += 1;
+      release(agent);
+      return;
+    }
+    if (agent.runs % heapCheckEvery === 1) checkHeap(tenancy);
+    idle.add(agent.sandbox.key, agent);
+    idleOrder.add(agent);
+    for (const oldest of idleOrder) {
+      if (idleOrder.size <= settings.maxIdle) break;
+      forget(oldest);
+      counts.evicted += 1;
+      release(oldest);
+    }
+  }
+
+  /** Past half its heap limit an isolate takes no new contexts and lets its idle ones go. */
+  function checkHeap(tenancy: Tenancy): void {
+    const { sandbox } = tenancy;
+    sandbox.isolate.getHeapStatistics().then((heap) => {
+      const used = heap.used_heap_size + heap.externally_allocated_size;
+      if (used <= sandbox.key.memoryMb * 1024 * 1024 * heapSealShare) return;
+      seal(tenancy);
+      for (const agent of idle.get(sandbox.key)?.filter((each) => each.sandbox === sandbox) ?? []) {
+        forget(agent);
+        counts.retired += 1;
+        release(agent);
+      }
+    }, () => {});
+  }
+
+  function discard(agent: AgentContext): void {
+    forget(agent);
+    releaseAgentContext(agent);
+    const tenancy = tenancyOf(agent.sandbox);
+    if (!tenancy || agent.sandbox.contexts === 0) {
+      vacate(agent.sandbox);
+      return;
+    }
+    watchBusy(tenancy);
+  }
+
+  /**
+   * A run that ended unclean may have left code running in the isolate its caller's other runs
+   * share: if the isolate does not take a trivial task within `busyAfterEndMs`, it is disposed.
+   */
+  function watchBusy(tenancy: Tenancy): void {
+    if (tenancy.watching) return;
+    tenancy.watching = true;
+    const { sandbox } = tenancy;
+    const timer = setTimeout(() => {
+      disposeSandboxIsolate(sandbox, `the sandbox was stopped: a run of agent ${sandbox.key.agentName} for this caller kept it busy for ${settings.busyAfterEndMs} ms after it ended`);
+      vacate(sandbox);
+    }, settings.busyAfterEndMs);
+    sandbox.isolate
+      .compileScript('0')
+      .then((script) => script.release(), () => {})
+      .finally(() => {
+        clearTimeout(timer);
+        tenancy.watching = false;
+      });
+  }
+
+  function clear(): void {
+    for (const agent of idleOrder) releaseAgentContext(agent);
+    idleOrder.clear();
+    idle.clear();
+    for (const sandbox of tenancies.keys()) disposeSandboxIsolate(sandbox, 'the sandbox was closed');
+    tenancies.clear();
+    open.clear();
+  }
+
+  return {
+    take,
+    isolateFor,
+    give,
+    discard,
+    vacate,
+    clear,
+    stats: () => ({ ...counts, idle: idleOrder.size, isolates: tenancies.size }),
+  };
+}
+
+/**
+ * Lists by tenancy key. The code string is the outer key: it comes from the agent version cache as
+ * the same string each run, so the lookup does not rehash it.
+ */
+class KeyedLists<T> {
+  private readonly byCode = new Map<string, Map<string, T[]>>();
+
+  get(key: TenancyKey): T[] | undefined {
+    return this.byCode.get(key.code)?.get(innerKey(key));
+  }
+
+  last(key: TenancyKey): T | undefined {
+    return this.get(key)?.at(-1);
+  }
+
+  add(key: TenancyKey, item: T): void {
+    let inner = this.byCode.get(key.code);
+    if (!inner) this.byCode.set(key.code, (inner = new Map()));
+    const name = innerKey(key);
+    const list = inner.get(name);
+    if (list) list.push(item);
+    else inner.set(name, [item]);
+  }
+
+  remove(key: TenancyKey, item: T): void {
+    const inner = this.byCode.get(key.code);
+    const name = innerKey(key);
+    const list = inner?.get(name);
+    if (!inner || !list) return;
+    const index = list.lastIndexOf(item);
+    if (index >= 0) list.splice(index, 1);
+    if (list.length > 0) return;
+    inner.delete(name);
+    if (inner.size === 0) this.byCode.delete(key.code);
+  }
+
+  clear(): void {
+    this.byCode.clear();
+  }
+}
+
+function innerKey(key: TenancyKey): string {
+  return `${key.memoryMb}\0${key.agentName}\0${key.tenant}`;
+}

@@ -1,0 +1,67 @@
+import ivm from 'isolated-vm';
+import type { SandboxRun } from './sandbox.types.js';
+
+/**
+ * What the runs sharing an isolate have in common: the same compiled code of the same agent, the
+ * same memory limit, and the same caller. Runs of one caller may share an isolate (each in a context
+ * of its own); runs of two callers never do, so nothing one caller's run does to its isolate (fill
+ * its heap, keep it busy) reaches another caller's run (DESIGN §12).
+ */
+export interface TenancyKey {
+  readonly code: string;
+  readonly agentName: string;
+  readonly memoryMb: number;
+  /** `kind:id` of the caller; '' for a run that shares with nobody (a draft). */
+  readonly tenant: string;
+}
+
+/** An isolate and the contexts loaded into it (agent-context.ts), idle or running. */
+export interface SandboxIsolate {
+  readonly isolate: ivm.Isolate;
+  readonly key: TenancyKey;
+  /** Contexts loaded into it and not released yet. */
+  contexts: number;
+  /** Set when we dispose it ourselves; a disposed isolate without it hit its memory limit. */
+  disposedBecause?: string;
+}
+
+export function tenancyKeyOf(run: Pick<SandboxRun, 'code' | 'agentName' | 'memoryMb' | 'caller' | 'fresh'>): TenancyKey {
+  return {
+    code: run.code,
+    agentName: run.agentName,
+    memoryMb: run.memoryMb,
+    tenant: run.fresh ? '' : `${run.caller.kind}:${run.caller.id}`,
+  };
+}
+
+export function sameTenancy(a: TenancyKey, b: TenancyKey): boolean {
+  return a.code === b.code && a.agentName === b.agentName && a.memoryMb === b.memoryMb && a.tenant === b.tenant;
+}
+
+/**
+ * A new isolate. The heap limit is the isolate's: the runs sharing it share it (DESIGN §12, "the
+ * isolate is disposed" beyond it).
+ */
+export function createSandboxIsolate(key: TenancyKey): SandboxIsolate {
+  return { isolate: new ivm.Isolate({ memoryLimit: key.memoryMb }), key, contexts: 0 };
+}
+
+export function isDisposed(sandbox: SandboxIsolate): boolean {
+  return sandbox.isolate.isDisposed;
+}
+
+/** Disposes the isolate, ending whatever still runs in it; `reason` is what those runs are told. */
+export function disposeSandboxIsolate(sandbox: SandboxIsolate, reason: string): void {
+  if (sandbox.isolate.isDisposed) return;
+  sandbox.disposedBecause = reason;
+  try {
+    sandbox.isolate.dispose();
+  } catch {
+    // Already disposed by isolated-vm (memory limit) between the check and the call.
+  }
+}
+
+/** Why runs in a disposed isolate ended: ours, or else the heap limit. */
+export function disposalReason(sandbox: SandboxIsolate): string {
+  return sandbox.disposedBecause ?? `memory limit exceeded: the agent used more than ${sandbox.key.memoryMb} MB`;
+}
