@@ -79,7 +79,7 @@ export function codeMailKey(prefix: string, emailHash: string): string {
   return `${prefix}:code-mail:${emailHash}`;
 }
 
-/** Hash of runs ended so far, cluster-wide: field resultCode → count (shared/run-metrics.ts). */
+/** Hash of runs ended so far, cluster-wide: field resultCode → count (runs/run-metrics.ts). */
 export function runCountsMetricsKey(prefix: string): string {
   return `${prefix}:metrics:runs`;
 }

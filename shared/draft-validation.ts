@@ -1,8 +1,6 @@
 import { z } from 'zod';
-import type { ExecutionResponse } from './api.js';
 import { executionResponse } from './api.schemas.js';
-import type { RunJobData } from './jobs.js';
-import { traceEvent, type TraceEvent } from './trace.js';
+import { traceEvent } from './trace.js';
 
 /** A compile error at its place in the draft's own source (1-based). */
 export const compileErrorSchema = z.object({ line: z.number().int().min(1), column: z.number().int().min(1), message: z.string() });
@@ -54,22 +52,3 @@ export const agentList = z.object({
 
 export type RuntimeError = z.infer<typeof runtimeErrorSchema>;
 export type ValidationFields = z.infer<typeof validationFieldsSchema>;
-
-/**
- * The response of a draft validation: the execution response plus validationSuccess, compileErrors
- * (empty: a draft that does not compile is answered before it is queued) and runtimeError (for an
- * ending other than success or ask; `stack` in the draft's own positions, '' when unknown). `trace`
- * only when given: a non-streamed answer carries it, a stream sent its events as they happened.
- */
-export function withValidationFields(response: ExecutionResponse, extras: { stack?: string; trace?: TraceEvent[] } = {}): ExecutionResponse & ValidationFields {
-  const success = response.resultCode === 'success' || response.resultCode === 'ask';
-  const error = response.error;
-  const runtimeError = success || !error ? null : { message: error.message, line: error.line ?? null, column: error.column ?? null, stack: extras.stack ?? '' };
-  return { ...response, validationSuccess: success, compileErrors: [], runtimeError, ...(extras.trace ? { trace: extras.trace } : {}) };
-}
-
-/** The response a job's caller gets: with the validation fields when the job is a draft validation. */
-export function responseForJob(data: RunJobData, response: ExecutionResponse): ExecutionResponse {
-  if (!data.draft) return response;
-  return withValidationFields(response, data.events.kind === 'inbox' ? { trace: [] } : {});
-}

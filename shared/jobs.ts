@@ -17,7 +17,7 @@ export interface RunJobData {
   convid: string;
   /** True when the web process made up the convid: the conversation is created by this run. */
   newConversation: boolean;
-  /** The call's place in the conversation's arrival order (conversation-turns.ts); none for a new conversation. */
+  /** The call's place in the conversation's arrival order (runs/turns.ts); none for a new conversation. */
   turn: string | null;
   caller: Principal;
   /** The session (its row id, not its token) of a call made with a session cookie: the run ends `mustLogin` if it ends. */

@@ -1,15 +1,16 @@
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { ExecutionResponse, JsonObject } from '../shared/api.js';
-import { leaveTurn } from '../shared/conversation-turns.js';
-import { responseForJob } from '../shared/draft-validation.js';
+import type { JsonObject } from '../shared/api.js';
 import { isUnavailableError } from '../shared/errors.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
-import { recordEndedRun } from '../db/executions.repository.js';
-import { createRunEventPublisher, resumeRunEventPublisher } from '../shared/run-event-publisher.js';
-import { recordRunMetrics } from '../shared/run-metrics.js';
-import { AbandonedRunError, executeRun, type RunDeps, type RunEventSink, type RunResult } from './runs/execute-run.js';
+import { AbandonedRunError } from '../runs/commit.js';
+import { endWithoutRun } from '../runs/end-without-run.js';
+import { createRunEventPublisher } from '../runs/run-event-publisher.js';
+import { databaseUnavailable, type RunResult } from '../runs/run-endings.js';
+import { recordRunMetrics } from '../runs/run-metrics.js';
+import { executeRun } from './runs/execute-run.js';
+import type { RunDeps, RunEventSink } from './runs/run-deps.js';
 import type { RunControl } from './runs/run-control.js';
 import type { SessionWatch } from './runs/session-watch.js';
 import { sessionEnded } from './sandbox/run-stop.js';
@@ -69,7 +70,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
 
 function unavailable(deps: ProcessorDeps, data: RunJobData, err: unknown): RunResult {
   deps.logger.warn({ err: String(err), runId: data.runId, requestId: data.requestId }, 'run ended: PostgreSQL unavailable, nothing kept');
-  return { kind: 'refused', code: 'unavailable', message: 'The database is unavailable; nothing of the run was kept. Try again shortly.' };
+  return databaseUnavailable();
 }
 
 function replayMs(deps: ProcessorDeps): number {
@@ -78,24 +79,15 @@ function replayMs(deps: ProcessorDeps): number {
 
 /**
  * A run whose job failed (its worker died and the stall checker gave up on it, or the processor threw):
- * nothing of it was committed, so the caller is told `unexpected` and the error report gets a row.
+ * nothing of it was committed, so it ends `unexpected` the way the web process ends a run that never
+ * ran (runs/end-without-run.ts): recorded for the error report, its turn left, its caller told.
  */
 export async function reportFailedRun(deps: ProcessorDeps, data: RunJobData, reason: string): Promise<void> {
-  const response = responseForJob(data, {
-    resultCode: 'unexpected',
-    convid: data.convid,
-    agentName: data.agentName,
-    output: [],
-    error: { message: 'The run ended unexpectedly.' },
-  });
   deps.logger.error({ runId: data.runId, requestId: data.requestId, reason }, 'run failed');
-  void recordRunMetrics(deps.publisher, deps.config.queuePrefix, response.resultCode);
-  await recordEndedRun(deps.db, data, response, reason).catch((err) => deps.logger.warn({ err, runId: data.runId }, 'failed run not recorded'));
-  if (data.turn) await leaveTurn(deps.publisher, deps.config.queuePrefix, data.convid, data.turn).catch(() => undefined);
-  try {
-    const publish = await resumeRunEventPublisher(deps.publisher, deps.config.queuePrefix, data, replayMs(deps));
-    await publish({ event: 'end', data: response });
-  } catch (err) {
-    deps.logger.warn({ err, runId: data.runId }, 'failed run not announced');
-  }
+  const endDeps = { db: deps.db, redis: deps.publisher, config: deps.config };
+  await endWithoutRun(endDeps, { ending: 'jobFailed', run: data, reason }, (step, err) => {
+    if (step === 'record') deps.logger.warn({ err, runId: data.runId }, 'failed run not recorded');
+    else if (step === 'announce') deps.logger.warn({ err, runId: data.runId }, 'failed run not announced');
+    // A turn not left is dropped as a leftover by the next call's wait.
+  });
 }

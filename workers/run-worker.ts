@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { controlChannel, runQueueName } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
-import { createConversationTurns } from '../shared/conversation-turns.js';
+import { createConversationTurns } from '../runs/turns.js';
 import type { ControlMessage } from '../shared/events.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';

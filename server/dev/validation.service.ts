@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Context } from 'koa';
 import type { ExecutionResponse, Principal } from '../../shared/api.js';
-import { withValidationFields, type ValidationFields } from '../../shared/draft-validation.js';
-import type { Draft } from '../../db/schema.js';
+import type { ValidationFields } from '../../shared/draft-validation.js';
+import { draftNotCompiled } from '../../runs/run-endings.js';
 import type { WebDeps } from '../deps.js';
-import { executeAgent, type ExecCall } from '../exec/exec.service.js';
-import { streamExecution, streamFinishedRun } from '../exec/exec.stream.js';
+import type { ExecCall } from '../exec/exec.service.js';
 import type { ValidateDraftBody } from './dev.schemas.js';
 import { loadDraft } from './drafts.service.js';
 
@@ -18,21 +16,23 @@ export interface ValidationCall {
 }
 
 /**
+ * How a draft validation goes, for the route to carry out: answered at once without a run (a draft
+ * that does not compile), or run like an execAgent call of the draft. Either way it names the draft's
+ * agent (for the usage report).
+ */
+export type DraftValidation =
+  | { kind: 'answered'; agentName: string; response: ExecutionResponse & ValidationFields }
+  | { kind: 'run'; agentName: string; call: ExecCall };
+
+/**
  * /api/dev/validateDraftStream (DESIGN §5): runs the caller's draft like execAgent runs an agent, with
  * `inputs.query` set to the validation query unless the call gives one, and tracing on. A draft that
- * does not compile is answered at once (errorInAgent with its compile errors), without a run.
- * Streamed or not, as the call asks.
+ * does not compile is answered at once (errorInAgent with its compile errors), without a run. A draft
+ * that does not exist is a 404 draftNotFound.
  */
-export async function validateDraft(deps: WebDeps, ctx: Context, call: ValidationCall): Promise<void> {
+export async function prepareValidation(deps: Pick<WebDeps, 'db' | 'clock'>, call: ValidationCall): Promise<DraftValidation> {
   const draft = await loadDraft(deps, call.body.draftid);
-  ctx.state.agentName = draft.agent_name;
-  if (draft.code === null) {
-    const response = notCompiled(draft, call.body.convid ?? randomUUID());
-    ctx.state.resultCode = response.resultCode;
-    if (call.body.stream) return streamFinishedRun(ctx, { runId: randomUUID(), convid: response.convid, agentName: draft.agent_name }, response);
-    ctx.body = response;
-    return;
-  }
+  if (draft.code === null) return { kind: 'answered', agentName: draft.agent_name, response: draftNotCompiled(draft, call.body.convid ?? randomUUID()) };
   const { draftid: _draftid, inputs, ...rest } = call.body;
   const exec: ExecCall = {
     caller: call.caller,
@@ -42,13 +42,5 @@ export async function validateDraft(deps: WebDeps, ctx: Context, call: Validatio
     requestIdGiven: call.requestIdGiven,
     draft: { id: draft.id },
   };
-  if (call.body.stream) return streamExecution(deps, ctx, exec);
-  ctx.body = await executeAgent(deps, exec);
-}
-
-function notCompiled(draft: Draft, convid: string): ExecutionResponse & ValidationFields {
-  const first = draft.compile_errors[0];
-  const error = { message: 'The draft does not compile.', ...(first ? { line: first.line, column: first.column } : {}) };
-  const response = withValidationFields({ resultCode: 'errorInAgent', convid, agentName: draft.agent_name, output: [], error }, { trace: [] });
-  return { ...response, compileErrors: draft.compile_errors, runtimeError: null };
+  return { kind: 'run', agentName: draft.agent_name, call: exec };
 }

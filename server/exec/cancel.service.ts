@@ -1,12 +1,9 @@
 import { Job } from 'bullmq';
-import type { ExecutionResponse, Principal } from '../../shared/api.js';
+import type { Principal } from '../../shared/api.js';
 import { controlChannel } from '../../shared/channels.js';
-import { leaveTurn } from '../../shared/conversation-turns.js';
 import type { ControlMessage } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { createRunEventPublisher } from '../../shared/run-event-publisher.js';
-import { responseForJob } from '../../shared/draft-validation.js';
-import { recordEndedRun } from '../../db/executions.repository.js';
+import { endWithoutRun } from '../../runs/end-without-run.js';
 import type { WebDeps } from '../deps.js';
 import { findActiveRuns } from './active-runs.js';
 
@@ -28,7 +25,8 @@ export async function cancelRuns(deps: WebDeps, caller: Principal, target: Cance
     cancelled = true;
     const message: ControlMessage = { type: 'cancel', runId };
     await deps.redis.publish(controlChannel(prefix), JSON.stringify(message));
-    if (await withdraw(job)) await answerWithdrawn(deps, job.data);
+    // Withdrawn before any worker had it: it ends `stopped` here, as the worker would end it.
+    if (await withdraw(job)) await endWithoutRun(deps, { ending: 'cancelledInQueue', run: job.data });
   }
   return cancelled;
 }
@@ -41,19 +39,4 @@ async function withdraw(job: Job<RunJobData>): Promise<boolean> {
   } catch {
     return false;
   }
-}
-
-async function answerWithdrawn(deps: WebDeps, data: RunJobData): Promise<void> {
-  const prefix = deps.config.queuePrefix;
-  const response = responseForJob(data, {
-    resultCode: 'stopped',
-    convid: data.convid,
-    agentName: data.agentName,
-    output: [],
-    error: { message: 'the run was stopped' },
-  });
-  await recordEndedRun(deps.db, data, response, 'cancelled before it started');
-  if (data.turn) await leaveTurn(deps.redis, prefix, data.convid, data.turn);
-  const publish = createRunEventPublisher(deps.redis, prefix, data, deps.config.streamReplaySeconds * 1000);
-  await publish({ event: 'end', data: response });
 }

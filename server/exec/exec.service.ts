@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ExecutionResponse, JsonObject, Principal } from '../../shared/api.js';
-import { enqueueTurn, leaveTurn, turnLifetimeMs } from '../../shared/conversation-turns.js';
 import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
+import { enqueueTurn, leaveTurn, turnLifetimeMs } from '../../runs/turns.js';
 import type { WebDeps } from '../deps.js';
 import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';

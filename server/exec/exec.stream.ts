@@ -5,6 +5,7 @@ import { AppError } from '../../shared/errors.js';
 import type { LoggedEvent } from '../../shared/events.js';
 import type { WebDeps } from '../deps.js';
 import { countOpenStream } from '../ops/metrics.js';
+import { recordUsageOf } from '../usage/call-usage.js';
 import type { RunIdentity } from '../../db/executions.repository.js';
 import { launchLoggedRun, runWaitLimitMs, type ExecCall } from './exec.service.js';
 import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
@@ -51,7 +52,7 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
     lastId = event.id;
     if (event.event === 'end') {
       // For the usage report, which records the call when its response finishes.
-      ctx.state.resultCode = event.data.resultCode;
+      recordUsageOf(ctx, { resultCode: event.data.resultCode });
       stream.send(event.id, 'end', withoutOutput(event.data));
     } else if (event.event === 'refused') stream.send(event.id, 'error', { error: { code: event.data.code, message: event.data.message } });
     else return stream.send(event.id, event.event, event.data);
@@ -84,7 +85,7 @@ export function streamFinishedRun(ctx: Context, run: StreamedRun, response: Exec
   stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
   let id = 1;
   for (const part of response.output ?? []) stream.send(++id, 'part', part);
-  ctx.state.resultCode = response.resultCode;
+  recordUsageOf(ctx, { resultCode: response.resultCode });
   stream.send(++id, 'end', withoutOutput(response));
   stream.close();
 }

@@ -1,6 +1,7 @@
 import type { ExecutionResponse } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
-import { findExecutionResponse, recordEndedRun, type RunIdentity } from '../../db/executions.repository.js';
+import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
+import { endWithoutRun } from '../../runs/end-without-run.js';
 import type { WebDeps } from '../deps.js';
 
 /**
@@ -8,7 +9,7 @@ import type { WebDeps } from '../deps.js';
  * restart loses what was published (and, without persistence, the queued jobs) meanwhile. The
  * execution record in PostgreSQL is the answer of record. A call is never left waiting for a run that
  * can no longer answer: the web process records the run as given up, which the worker's own record
- * then cannot overwrite, so a caller told 503 finds nothing of the run kept (execute-run.ts).
+ * then cannot overwrite, so a caller told 503 finds nothing of the run kept (runs/commit.ts).
  */
 
 /** How long after the run's last possible end a record may still be on its way. */
@@ -62,10 +63,9 @@ async function answerAfterReconnect(deps: WebDeps, run: RunIdentity, lostAt: num
   return giveUp(deps, run);
 }
 
-/** Records the run as given up; if its worker recorded it first, that answer stands. */
+/** Records the run as given up (runs/end-without-run.ts); if its worker recorded it first, that answer stands. */
 async function giveUp(deps: WebDeps, run: RunIdentity): Promise<ExecutionResponse> {
-  const response: ExecutionResponse = { resultCode: 'unexpected', convid: run.convid, agentName: run.agentName, output: [], error: { message: 'No worker answered in time.' } };
-  if (await recordEndedRun(deps.db, run, response, 'given up: no answer from a worker in time')) {
+  if ((await endWithoutRun(deps, { ending: 'noWorkerAnswered', run })).recorded) {
     throw new AppError('unavailable', 'No worker finished the run in time; nothing of it was kept. Try again shortly.');
   }
   const stored = await findExecutionResponse(deps.db, run.runId);

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import { Counter, type Metric, type Registry } from 'prom-client';
-import { readRunCounts, readRunDurations } from '../../shared/run-metrics.js';
+import { readRunCounts, readRunDurations } from '../../runs/run-metrics.js';
 
 const durationName = 'agentexec_run_duration_seconds';
 const durationHelp = 'Duration of ended runs in their worker, cluster-wide (runs whose worker died are not in it).';
 
 /**
- * Registers the cluster-wide run metrics the workers add to Redis (shared/run-metrics.ts), read at
+ * Registers the cluster-wide run metrics the workers add to Redis (runs/run-metrics.ts), read at
  * scrape time: `agentexec_runs_total{resultCode}` and the `agentexec_run_duration_seconds` histogram.
  * While Redis is unreachable they have no series; the rest of /metrics still answers.
  */

@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Db } from '../../db/database.js';
 import { insertUsageRecords, type UsageRecord } from '../../db/usage.repository.js';
+import { usageOf } from './call-usage.js';
 
 /** Collects usage records in memory and writes them in batches, off the request path. */
 export interface UsageRecorder {
@@ -114,10 +115,10 @@ export function createUsageRecorder(db: Db, logger: Logger, options: Partial<Usa
  * Records every call made with a bearer key once its response has finished (a stream at its end), so
  * it sees the final status as the error middleware set it. Calls without a service account (cookie
  * calls, failed authentication) are not recorded.
- * - agentName: `ctx.state.agentName` (a draft validation names its draft's agent), else the body's
- *   when it is a valid agent name.
- * - resultCode: `ctx.state.resultCode` (set by streams when their end event goes out), else a JSON
- *   body's `resultCode`.
+ * - agentName: what the route told (recordUsageOf: a draft validation names its draft's agent), else
+ *   the body's when it is a valid agent name.
+ * - resultCode: what the route told (recordUsageOf: streams, when their end event goes out), else a
+ *   JSON body's `resultCode`.
  * - at: when the call arrived; durationMs: until its response finished.
  */
 export function recordUsage(recorder: UsageRecorder, clock: Clock): Middleware {
@@ -130,13 +131,14 @@ export function recordUsage(recorder: UsageRecorder, clock: Clock): Middleware {
       done = true;
       const principal = ctx.state.principal as Principal | undefined;
       if (principal?.kind !== 'serviceAccount') return;
+      const usage = usageOf(ctx);
       recorder.record({
         serviceAccountId: principal.id,
         name: typeof ctx.state.accountName === 'string' ? ctx.state.accountName : principal.id,
         role: principal.role,
         endpoint: ctx.path,
-        agentName: typeof ctx.state.agentName === 'string' ? ctx.state.agentName : agentNameOf((ctx.request as { body?: unknown }).body),
-        resultCode: typeof ctx.state.resultCode === 'string' ? (ctx.state.resultCode as ResultCode) : resultCodeOf(ctx.body),
+        agentName: usage.agentName ?? agentNameOf((ctx.request as { body?: unknown }).body),
+        resultCode: usage.resultCode ?? resultCodeOf(ctx.body),
         httpStatus: ctx.status,
         durationMs: Math.round(performance.now() - started),
         at,

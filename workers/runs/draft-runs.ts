@@ -1,9 +1,9 @@
 import type { ExecutionResponse } from '../../shared/api.js';
-import { withValidationFields } from '../../shared/draft-validation.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import type { TraceEvent } from '../../shared/trace.js';
 import type { Db } from '../../db/database.js';
 import { findDraft } from '../../db/drafts.repository.js';
+import { withValidationFields } from '../../runs/execution-response.js';
 import type { SandboxError } from '../sandbox/sandbox.types.js';
 import type { AgentCode } from './agent-code-cache.js';
 import { mapStackToSource, type SourceMapper } from './source-position.js';

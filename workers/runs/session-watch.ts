@@ -3,6 +3,8 @@ import type { Clock } from '../../shared/clock.js';
 import { sessionCutoffs } from '../../shared/session-lifetime.js';
 import type { Db } from '../../db/database.js';
 import { findLiveSessionIds } from '../../db/sessions.repository.js';
+import { sessionEnded } from '../sandbox/run-stop.js';
+import type { SandboxOutcome } from '../sandbox/sandbox.types.js';
 
 /** How often a worker checks the sessions its runs were started with. */
 export const sessionCheckMs = 1000;
@@ -64,6 +66,18 @@ export function createSessionWatch(deps: SessionWatchDeps): SessionWatch {
   };
 }
 
+/** Whether the session still lives (one query). */
 export async function sessionIsLive(deps: SessionWatchDeps, sessionId: string): Promise<boolean> {
   return (await findLiveSessionIds(deps.db, [sessionId], sessionCutoffs(deps.config, deps.clock.now()))).has(sessionId);
+}
+
+/**
+ * A run made with a session keeps its changes only if the session still lives as they are committed:
+ * the watch may not have seen it end yet (it checks every second). A `success` or `ask` whose session
+ * has ended becomes `mustLogin`, with the output made so far.
+ */
+export async function confirmSession(deps: SessionWatchDeps, sessionId: string | undefined, outcome: SandboxOutcome): Promise<SandboxOutcome> {
+  if (!sessionId || (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask')) return outcome;
+  if (await sessionIsLive(deps, sessionId)) return outcome;
+  return { ...sessionEnded, output: outcome.output };
 }

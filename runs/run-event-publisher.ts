@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { runChannel, runEventsKey } from './channels.js';
-import { firstWorkerEventId, type RunEvent } from './events.js';
-import type { RunJobData } from './jobs.js';
+import { runChannel, runEventsKey } from '../shared/channels.js';
+import { firstWorkerEventId, type RunEvent } from '../shared/events.js';
+import type { RunJobData } from '../shared/jobs.js';
 
 type EventOf<E> = E extends RunEvent ? Omit<E, 'runId'> : never;
 /** An event of the run, without its run id (the publisher adds it). */

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
-import { conversationTicketKey, conversationTurnsKey } from './channels.js';
+import { conversationTicketKey, conversationTurnsKey } from '../shared/channels.js';
 
 /**
  * The conversation is an actor: its calls run one at a time, in the order they arrived at any web
  * process. Arrival order is a per-conversation ticket from Redis; each call waiting for or holding the
  * conversation is a member of a sorted set scored by its ticket, and a worker starts a call only when
- * it is the set's head. (The Postgres row lock taken by the run is what guarantees exclusion; this is
- * what guarantees the order.) A member is `<enqueued epoch ms>:<runId>`, so an entry left behind by a
+ * it is the set's head. (The version fence of the commit, commit.ts, is what keeps a stale writer from
+ * keeping anything; this is what gives the order.) A member is `<enqueued epoch ms>:<runId>`, so an entry left behind by a
  * crashed process can be recognised as stale and dropped.
  */
 
@@ -67,6 +67,7 @@ export interface ConversationTurns {
 
 const pollMs = 50;
 
+/** This process's side of the turn order; `announce` tells the other processes a conversation's next call may start. */
 export function createConversationTurns(redis: Redis, prefix: string, announce: (convid: string) => Promise<unknown>): ConversationTurns {
   /** This process's waiting calls: convid → member → how to wake it. */
   const waiters = new Map<string, Map<string, () => void>>();
@@ -98,7 +99,7 @@ export function createConversationTurns(redis: Redis, prefix: string, announce: 
       for (;;) {
         if (signal.aborted) return 'stopped';
         const [head] = await redis.zrange(key, 0, 0);
-        // No head: the order was lost (Redis flushed); the row lock still keeps calls apart.
+        // No head: the order was lost (Redis flushed); the version fence still keeps stale writers out.
         if (head === undefined || head === member) return 'ready';
         if (Date.now() - turnArrivedAt(head) > staleMs) {
           await redis.zrem(key, head);

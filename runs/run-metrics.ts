@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { ResultCode } from './api.js';
-import { runCountsMetricsKey, runDurationMetricsKey } from './channels.js';
+import type { ResultCode } from '../shared/api.js';
+import { runCountsMetricsKey, runDurationMetricsKey } from '../shared/channels.js';
 
 /**
  * Run metrics, cluster-wide. Workers have no HTTP server and there may be many, so each ended run is

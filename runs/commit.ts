@@ -1,0 +1,119 @@
+import type { ExecutionResponse } from '../shared/api.js';
+import type { RunJobData } from '../shared/jobs.js';
+import type { Db } from '../db/database.js';
+import type { NewExecution } from '../db/schema.js';
+import { commitConversationState, touchConversation, type ConversationState } from '../db/conversations.repository.js';
+import { insertExecution } from '../db/executions.repository.js';
+import { recordFirstRun } from '../db/first-run.repository.js';
+import { deletePause, savePause, type NewPause } from '../db/paused-asks.repository.js';
+import { conversationChanged, type RunResult } from './run-endings.js';
+
+/**
+ * The commit of a run (DESIGN §11): what the run changed and its execution record, in one short
+ * transaction at its end, fenced by the conversation's version as the run read it. A stale writer (a
+ * run whose conversation moved on) keeps nothing and its caller gets 409; a run whose caller was told
+ * 503 (its execution record is there already) keeps nothing either.
+ */
+
+/** What a run leaves in its conversation: only `success` and `ask` leave anything. */
+export interface RunChanges {
+  state: ConversationState;
+  pause: { kind: 'save'; pause: NewPause } | { kind: 'delete' } | { kind: 'keep' };
+}
+
+/** How a call ended, as its execution record keeps it. */
+export interface RunEnding {
+  startedAt: Date;
+  /** The agent version (a draft's revision) that ran; undefined when none did. */
+  agentVersion: number | undefined;
+  response: ExecutionResponse;
+}
+
+/**
+ * Commits a run on an existing conversation read at `version`: its changes (if any) and its execution
+ * record together, or nothing when the conversation is no longer at that version (409).
+ */
+export async function commitRun(db: Db, data: RunJobData, version: number, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
+  if (!changes) return recordEnding(db, data, ending);
+  return db
+    .transaction()
+    .execute(async (trx) => {
+      if (!(await commitConversationState(trx, data.convid, version, changes.state, ending.startedAt))) throw new StaleRunError();
+      if (changes.pause.kind === 'save') await savePause(trx, changes.pause.pause);
+      else if (changes.pause.kind === 'delete') await deletePause(trx, data.convid);
+      return recordEnding(trx, data, ending);
+    })
+    .catch((err: unknown) => {
+      if (err instanceof StaleRunError) return conversationChanged();
+      throw err;
+    });
+}
+
+/** Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause and its record, in one statement. */
+export async function commitFirstRun(db: Db, data: RunJobData, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
+  const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: ending.startedAt };
+  const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
+  try {
+    await recordFirstRun(db, { conversation, state: changes?.state, pause, execution: executionRow(data, ending) });
+  } catch (err) {
+    // One statement: the execution record already there (the caller was answered 503) fails it whole.
+    const failure = err as { code?: string; constraint?: string };
+    if (failure.code === uniqueViolation && failure.constraint === 'executions_pkey') throw new AbandonedRunError(data.runId);
+    throw err;
+  }
+  return { kind: 'response', response: ending.response };
+}
+
+/** Records a call asked again (its answers refused): the conversation counts as used, its pause is kept. */
+export async function recordAskedAgain(db: Db, data: RunJobData, ending: RunEnding): Promise<RunResult> {
+  return db.transaction().execute(async (trx) => {
+    await touchConversation(trx, data.convid, ending.startedAt);
+    return recordEnding(trx, data, ending);
+  });
+}
+
+/**
+ * Writes the execution record (in the run's transaction, when it has one). A record there already
+ * means a web process gave up on the run and told its caller so: the transaction must keep nothing.
+ */
+export async function recordEnding(trx: Db, data: RunJobData, ending: RunEnding): Promise<RunResult> {
+  if (!(await insertExecution(trx, executionRow(data, ending)))) throw new AbandonedRunError(data.runId);
+  return { kind: 'response', response: ending.response };
+}
+
+/** The run's caller was answered without it (503) before it could commit; nothing of it is kept. */
+export class AbandonedRunError extends Error {
+  override name = 'AbandonedRunError';
+  constructor(runId: string) {
+    super(`run ${runId} was given up by its caller before it ended; nothing of it is kept`);
+  }
+}
+
+/** The conversation is no longer at the version the run read; thrown to roll the commit back. */
+class StaleRunError extends Error {
+  override name = 'StaleRunError';
+}
+
+const uniqueViolation = '23505';
+
+function executionRow(data: RunJobData, ending: RunEnding): NewExecution {
+  const { startedAt, response } = ending;
+  const finishedAt = new Date();
+  return {
+    id: data.runId,
+    convid: data.convid,
+    agent_name: data.agentName,
+    agent_version: ending.agentVersion ?? null,
+    draft_id: data.draft?.id ?? null,
+    principal_kind: data.caller.kind,
+    principal_id: data.caller.id,
+    request_id: data.requestId,
+    result_code: response.resultCode,
+    error_message: response.error?.message ?? null,
+    // A draft's trace is left out: it can be large, and only the live answer needs it.
+    response: JSON.stringify({ ...response, trace: undefined }),
+    started_at: startedAt,
+    finished_at: finishedAt,
+    duration_ms: Math.max(0, finishedAt.getTime() - startedAt.getTime()),
+  };
+}

@@ -1,0 +1,44 @@
+import type { Answers, JsonObject } from '../../shared/api.js';
+import type { RunJobData } from '../../shared/jobs.js';
+import { readConversation } from '../../db/conversations.repository.js';
+import { commitRun, recordAskedAgain, recordEnding } from '../../runs/commit.js';
+import { mayRunOn } from '../../runs/conversation-rules.js';
+import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunResult } from '../../runs/run-endings.js';
+import { keptChanges } from './kept-changes.js';
+import { responseOfRun, runAgent } from './run-agent.js';
+import type { RunDeps, RunEventSink } from './run-deps.js';
+import { freshStart, resumeFrom } from './run-start.js';
+import { confirmSession } from './session-watch.js';
+import { validateAnswers } from './validate-answers.js';
+
+/**
+ * A call on an existing conversation, once it is its turn: reads the conversation and its pause in one
+ * statement without a lock, runs the agent with no connection held (resuming the pause with the
+ * call's answers, if paused), then commits fenced by the version read (runs/commit.ts).
+ */
+export async function runOnConversation(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
+  const startedAt = deps.clock.now();
+  const read = await readConversation(deps.db, data.convid);
+  if (!read || !mayRunOn(read.conversation, read.pause, data, startedAt)) {
+    return recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: unknownConversation(data) });
+  }
+  const { conversation, pause } = read;
+  let answers: Answers | undefined;
+  if (pause) {
+    const check = validateAnswers(pause.ask, inputs);
+    if (!check.ok) {
+      // The pause is kept as it is: the caller is asked again, told which answers to fix.
+      return recordAskedAgain(deps.db, data, { startedAt, agentVersion: pause.agent_version, response: answersRefused(data, pause.ask, check.fields) });
+    }
+    answers = check.answers;
+  }
+  const start = pause && answers ? await resumeFrom(deps, deps.db, pause, answers) : await freshStart(deps, deps.db, data, conversation, inputs);
+  if (!start) return agentNotFound(data);
+  if (start === 'draftChanged') return recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: draftChanged(data) });
+
+  const ran = await runAgent(deps, data, start, sink, signal);
+  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
+  const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
+  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome) };
+  return commitRun(deps.db, data, conversation.version, changes, ending);
+}

@@ -1,0 +1,44 @@
+import type { RunJobData } from '../../shared/jobs.js';
+import type { ConversationState } from '../../db/conversations.repository.js';
+import type { NewPause } from '../../db/paused-asks.repository.js';
+import type { Conversation } from '../../db/schema.js';
+import type { RunChanges } from '../../runs/commit.js';
+import { appendHistory } from '../../runs/conversation-rules.js';
+import type { SandboxOutcome } from '../sandbox/sandbox.types.js';
+import type { RunDeps } from './run-deps.js';
+import type { RunStart } from './run-start.js';
+import { sealJournal } from './sealed-journal.js';
+
+/**
+ * What a run leaves in its conversation. Success and ask keep what the run changed: the variables, a
+ * history entry, and the pause (saved on ask, removed when a resumed run succeeds). Any other ending
+ * keeps nothing (undefined).
+ */
+export function keptChanges(
+  deps: Pick<RunDeps, 'box'>,
+  data: RunJobData,
+  conversation: Conversation | undefined,
+  start: RunStart,
+  outcome: SandboxOutcome,
+  now: Date,
+): RunChanges | undefined {
+  if (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask') return undefined;
+  const query = !start.resuming && typeof start.state.inputs.query === 'string' ? start.state.inputs.query : null;
+  const state: ConversationState = {
+    agentVars: { ...conversation?.agent_vars, [data.agentName]: outcome.vars },
+    convVars: outcome.conv,
+    history: appendHistory(conversation?.history ?? [], { agentName: data.agentName, query, resultCode: outcome.resultCode, at: now }),
+  };
+  if (outcome.resultCode === 'success') return { state, pause: start.resuming ? { kind: 'delete' } : { kind: 'keep' } };
+  const pause: NewPause = {
+    convid: data.convid,
+    agentName: data.agentName,
+    agentVersion: start.agent.version,
+    ...(data.draft ? { draftId: data.draft.id } : {}),
+    ask: outcome.askInput,
+    journal: sealJournal(deps.box, outcome.journal),
+    startState: start.state,
+    now,
+  };
+  return { state, pause: { kind: 'save', pause } };
+}

@@ -1,0 +1,71 @@
+import type { ExecutionResponse } from '../../shared/api.js';
+import type { RunJobData } from '../../shared/jobs.js';
+import { executionResponse } from '../../runs/execution-response.js';
+import { runSandbox } from '../sandbox/run-sandbox.js';
+import type { SandboxError, SandboxOutcome } from '../sandbox/sandbox.types.js';
+import { draftRunResponse } from './draft-runs.js';
+import type { RunDeps, RunEventSink } from './run-deps.js';
+import type { RunStart } from './run-start.js';
+import { createSourceMapper, mapErrorToSource, type SourceMapper } from './source-position.js';
+import { createTraceRecorder, passwordAnswers, type TraceRecorder } from './trace-recorder.js';
+
+/** How a run went: its outcome, where its positions are in the source, and for a draft what it traced. */
+export interface Ran {
+  outcome: SandboxOutcome;
+  toSource: SourceMapper;
+  trace?: TraceRecorder;
+}
+
+/**
+ * Runs the agent in the sandbox from `start`, with no database connection held. A logged run sends its
+ * parts (and a draft's trace events) to `sink` as they are made.
+ */
+export async function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal): Promise<Ran> {
+  const toSource = createSourceMapper(start.agent.sourceMap);
+  // A streamed validation sends each trace event as it happens; a non-streamed one answers with them all.
+  const trace = data.draft
+    ? createTraceRecorder({ toSource, secrets: passwordAnswers(start.journal), emit: data.events.kind === 'log' ? sink.trace : undefined })
+    : undefined;
+  const outcome = await runSandbox({
+    code: start.agent.code,
+    agentName: data.agentName,
+    convid: data.convid,
+    inputs: start.state.inputs,
+    caller: { kind: data.caller.kind, id: data.caller.id, role: data.caller.role },
+    history: start.state.history,
+    vars: start.state.vars,
+    conv: start.state.conv,
+    randomSeed: start.state.randomSeed,
+    journal: start.journal,
+    memoryMb: deps.config.agentMemoryMb,
+    maxRuntimeMs: deps.config.maxAgentRuntimeMs,
+    fresh: data.draft !== undefined,
+    signal,
+    httpAllow: deps.config.agentHttpAllow,
+    onPart: data.events.kind === 'log' ? sink.part : undefined,
+    onDelta: data.events.kind === 'log' ? sink.delta : undefined,
+    onTrace: trace?.onTrace,
+  }, deps.isolates);
+  return { outcome, toSource, trace };
+}
+
+/**
+ * The execution response of a run (with `outcome` in place of the sandbox's when the session check
+ * before the commit ended it): its error at its place in the agent's source, without the stack; for a
+ * draft, the validation fields with the stack and trace.
+ */
+export function responseOfRun(data: RunJobData, ran: Ran, outcome: SandboxOutcome): ExecutionResponse {
+  const error = 'error' in outcome ? outcome.error : undefined;
+  const response = executionResponse(data, outcome.resultCode, {
+    output: outcome.output,
+    error: error && publicError(mapErrorToSource(error, ran.toSource)),
+    askInput: outcome.resultCode === 'ask' ? outcome.askInput : undefined,
+  });
+  if (!data.draft) return response;
+  return draftRunResponse(data, response, { error, toSource: ran.toSource, trace: ran.trace?.events ?? [] });
+}
+
+/** The error as a response carries it: no stack (a draft validation shows it as runtimeError). */
+function publicError({ stack: _stack, ...error }: SandboxError): ExecutionResponse['error'] {
+  return error;
+}

@@ -1,0 +1,27 @@
+import type { OutputPart } from '../../shared/api.js';
+import type { Clock } from '../../shared/clock.js';
+import type { Config } from '../../shared/config.js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import type { TraceEvent } from '../../shared/trace.js';
+import type { Db } from '../../db/database.js';
+import type { ConversationTurns } from '../../runs/turns.js';
+import type { ContextPool } from '../sandbox/context-pool.js';
+import type { AgentCodeCache } from './agent-code-cache.js';
+
+/** What a worker's run of an agent needs (built once per worker, run-worker.ts). */
+export interface RunDeps {
+  config: Config;
+  db: Db;
+  box: SecretBox;
+  clock: Clock;
+  agents: AgentCodeCache;
+  turns: ConversationTurns;
+  isolates: ContextPool;
+}
+
+/** Where the parts of a logged run (streamed, or joinable) go as they are made. */
+export interface RunEventSink {
+  part(part: OutputPart): void;
+  delta(text: string): void;
+  trace(event: TraceEvent): void;
+}
