@@ -2,25 +2,35 @@ import type { HistoryEntry, JsonObject, Plan, PrincipalKind } from '../shared/ap
 import type { Db } from './database.js';
 import type { Conversation, PausedAsk } from './schema.js';
 
+/** A conversation as a run reads it: with its pause, and the latest published version of the agent called. */
+export interface ConversationRead {
+  conversation: Conversation;
+  pause: PausedAsk | undefined;
+  /** Latest published version of `latestOf`; undefined when none is published or none was asked for. */
+  latestVersion: number | undefined;
+}
+
 /**
- * Reads the conversation with its pause, if any, in one round trip and without a lock: a run commits
- * only if the conversation's version is still the one read here (commitConversationState).
+ * Reads the conversation with its pause, if any, and the latest version of the agent `latestOf` (a
+ * run's first statement), in one round trip and without a lock: a run commits only if the
+ * conversation's version is still the one read here (run-commit.repository.ts).
  */
-export async function readConversation(db: Db, id: string): Promise<{ conversation: Conversation; pause: PausedAsk | undefined } | undefined> {
+export async function readConversation(db: Db, id: string, latestOf?: string): Promise<ConversationRead | undefined> {
   const row = await db
     .selectFrom('conversations as c')
     .leftJoin('paused_asks as p', 'p.convid', 'c.id')
     .selectAll('c')
     .select(['p.agent_name', 'p.agent_version', 'p.draft_id', 'p.ask', 'p.journal', 'p.start_state', 'p.created_at as paused_at'])
+    .select((eb) => eb.selectFrom('agents').select('latest_version').where('name', '=', latestOf ?? null).as('latest_version'))
     .where('c.id', '=', id)
     .executeTakeFirst();
   if (!row) return undefined;
-  const { agent_name, agent_version, draft_id, ask, journal, start_state, paused_at, ...conversation } = row;
+  const { agent_name, agent_version, draft_id, ask, journal, start_state, paused_at, latest_version, ...conversation } = row;
   const pause =
     agent_name === null || agent_version === null || ask === null || journal === null || start_state === null || paused_at === null
       ? undefined
       : { convid: id, agent_name, agent_version, draft_id, ask, journal, start_state, created_at: paused_at };
-  return { conversation, pause };
+  return { conversation, pause, latestVersion: latest_version ?? undefined };
 }
 
 export interface NewConversation {
@@ -56,20 +66,13 @@ export function conversationRow(conversation: NewConversation, state?: Conversat
  * Writes a run's state where the conversation is still at the version the run read, raising it by
  * one. False when it is not (DESIGN §11: a stale writer changes nothing).
  */
-export async function commitConversationState(trx: Db, id: string, version: number, state: ConversationState, now: Date): Promise<boolean> {
-  const result = await trx
-    .updateTable('conversations')
-    .set((eb) => ({
-      agent_vars: JSON.stringify(state.agentVars),
-      conv_vars: JSON.stringify(state.convVars),
-      history: JSON.stringify(state.history),
-      last_used_at: now,
-      version: eb('version', '+', 1),
-    }))
-    .where('id', '=', id)
-    .where('version', '=', version)
-    .executeTakeFirst();
-  return result.numUpdatedRows === 1n;
+/** The columns a run's kept state writes. */
+export function conversationStateValues(state: ConversationState) {
+  return {
+    agent_vars: JSON.stringify(state.agentVars),
+    conv_vars: JSON.stringify(state.convVars),
+    history: JSON.stringify(state.history),
+  };
 }
 
 export async function touchConversation(trx: Db, id: string, now: Date): Promise<void> {

@@ -20,7 +20,7 @@ export function pauseRow(pause: NewPause) {
   return { convid: pause.convid, created_at: pause.now, ...pauseValues(pause) };
 }
 
-function pauseValues(pause: NewPause) {
+export function pauseValues(pause: NewPause) {
   return {
     agent_name: pause.agentName,
     agent_version: pause.agentVersion,
@@ -33,17 +33,4 @@ function pauseValues(pause: NewPause) {
 
 export async function findPause(db: Db, convid: string): Promise<PausedAsk | undefined> {
   return db.selectFrom('paused_asks').selectAll().where('convid', '=', convid).executeTakeFirst();
-}
-
-/** Records the conversation's pause, replacing an earlier one (an agent that asks twice in a row). */
-export async function savePause(trx: Db, pause: NewPause): Promise<void> {
-  await trx
-    .insertInto('paused_asks')
-    .values(pauseRow(pause))
-    .onConflict((oc) => oc.column('convid').doUpdateSet(pauseValues(pause)))
-    .execute();
-}
-
-export async function deletePause(trx: Db, convid: string): Promise<void> {
-  await trx.deleteFrom('paused_asks').where('convid', '=', convid).execute();
 }

@@ -2,15 +2,15 @@ import type { ExecutionResponse } from '../shared/api.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Db } from '../db/database.js';
 import type { NewExecution } from '../db/schema.js';
-import { commitConversationState, touchConversation, type ConversationState } from '../db/conversations.repository.js';
+import { touchConversation, type ConversationState } from '../db/conversations.repository.js';
 import { insertExecution } from '../db/executions.repository.js';
-import { recordFirstRun } from '../db/first-run.repository.js';
-import { deletePause, savePause, type NewPause } from '../db/paused-asks.repository.js';
+import { recordConversationRun, recordFirstRun } from '../db/run-commit.repository.js';
+import type { NewPause } from '../db/paused-asks.repository.js';
 import { conversationChanged, type RunResult } from './run-endings.js';
 
 /**
- * The commit of a run (DESIGN §11): what the run changed and its execution record, in one short
- * transaction at its end, fenced by the conversation's version as the run read it. A stale writer (a
+ * The commit of a run (DESIGN §11): what the run changed and its execution record, in one statement
+ * at its end (one round trip), fenced by the conversation's version as the run read it. A stale writer (a
  * run whose conversation moved on) keeps nothing and its caller gets 409; a run whose caller was told
  * 503 (its execution record is there already) keeps nothing either.
  */
@@ -35,32 +35,23 @@ export interface RunEnding {
  */
 export async function commitRun(db: Db, data: RunJobData, version: number, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
   if (!changes) return recordEnding(db, data, ending);
-  return db
-    .transaction()
-    .execute(async (trx) => {
-      if (!(await commitConversationState(trx, data.convid, version, changes.state, ending.startedAt))) throw new StaleRunError();
-      if (changes.pause.kind === 'save') await savePause(trx, changes.pause.pause);
-      else if (changes.pause.kind === 'delete') await deletePause(trx, data.convid);
-      return recordEnding(trx, data, ending);
-    })
-    .catch((err: unknown) => {
-      if (err instanceof StaleRunError) return conversationChanged();
-      throw err;
-    });
+  const run = { convid: data.convid, version, state: changes.state, pause: changes.pause, execution: executionRow(data, ending), now: ending.startedAt };
+  const committed = await recordConversationRun(db, run).catch((err: unknown) => {
+    if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
+    throw err;
+  });
+  return committed === 'stale' ? conversationChanged() : { kind: 'response', response: ending.response };
 }
 
 /** Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause and its record, in one statement. */
 export async function commitFirstRun(db: Db, data: RunJobData, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: ending.startedAt };
   const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
-  try {
-    await recordFirstRun(db, { conversation, state: changes?.state, pause, execution: executionRow(data, ending) });
-  } catch (err) {
+  await recordFirstRun(db, { conversation, state: changes?.state, pause, execution: executionRow(data, ending) }).catch((err: unknown) => {
     // One statement: the execution record already there (the caller was answered 503) fails it whole.
-    const failure = err as { code?: string; constraint?: string };
-    if (failure.code === uniqueViolation && failure.constraint === 'executions_pkey') throw new AbandonedRunError(data.runId);
+    if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
-  }
+  });
   return { kind: 'response', response: ending.response };
 }
 
@@ -89,12 +80,12 @@ export class AbandonedRunError extends Error {
   }
 }
 
-/** The conversation is no longer at the version the run read; thrown to roll the commit back. */
-class StaleRunError extends Error {
-  override name = 'StaleRunError';
-}
-
 const uniqueViolation = '23505';
+
+function isExecutionAlreadyRecorded(err: unknown): boolean {
+  const failure = err as { code?: string; constraint?: string };
+  return failure.code === uniqueViolation && failure.constraint === 'executions_pkey';
+}
 
 function executionRow(data: RunJobData, ending: RunEnding): NewExecution {
   const { startedAt, response } = ending;

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { commitConversationState, findConversation } from '../../db/conversations.repository.js';
+import { randomUUID } from 'node:crypto';
+import { findConversation } from '../../db/conversations.repository.js';
+import { recordConversationRun } from '../../db/run-commit.repository.js';
+import type { NewExecution } from '../../db/schema.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -69,13 +72,48 @@ describe('the version fence', () => {
     assert.equal(conversation?.version, 1);
   });
 
-  it('commits once from a version: a second commit from the same version changes nothing', async () => {
+  it('commits once from a version: a second commit from the same version keeps nothing, not even its record or its pause', async () => {
     const first = await execAgent(stack.url, key, { agentName: counter });
     const convid = first.body.convid as string;
-    const state = (writer: string) => ({ agentVars: {}, convVars: { writer }, history: [] });
     const now = new Date();
-    assert.equal(await commitConversationState(stack.runtime.db, convid, 0, state('first'), now), true);
-    assert.equal(await commitConversationState(stack.runtime.db, convid, 0, state('second'), now), false);
-    assert.deepEqual((await findConversation(stack.runtime.db, convid))?.conv_vars, { writer: 'first' });
+    const commit = (writer: string, runId: string) =>
+      recordConversationRun(stack.runtime.db, {
+        convid,
+        version: 0,
+        state: { agentVars: {}, convVars: { writer }, history: [] },
+        pause: { kind: 'save', pause: { convid, now, agentName: counter, agentVersion: 1, ask: { message: 'go on?', inputs: [] }, journal: [], startState: { inputs: {}, vars: {}, conv: {}, history: [], randomSeed: 1 } } },
+        execution: execution(convid, runId, now),
+        now,
+      });
+    const [firstRun, secondRun] = [randomUUID(), randomUUID()];
+    assert.equal(await commit('first', firstRun), 'committed');
+    await sql`delete from paused_asks where convid = ${convid}`.execute(stack.runtime.db);
+    assert.equal(await commit('second', secondRun), 'stale');
+    const conversation = await findConversation(stack.runtime.db, convid);
+    assert.deepEqual(conversation?.conv_vars, { writer: 'first' });
+    assert.equal(conversation?.version, 1);
+    const records = await sql<{ id: string }>`select id from executions where id in (${firstRun}, ${secondRun})`.execute(stack.runtime.db);
+    assert.deepEqual(records.rows.map((row) => row.id), [firstRun]);
+    const pauses = await sql`select 1 from paused_asks where convid = ${convid}`.execute(stack.runtime.db);
+    assert.equal(pauses.rows.length, 0, 'the stale commit saved no pause');
   });
 });
+
+function execution(convid: string, id: string, now: Date): NewExecution {
+  return {
+    id,
+    convid,
+    agent_name: 'counter',
+    agent_version: 1,
+    draft_id: null,
+    principal_kind: 'serviceAccount',
+    principal_id: randomUUID(),
+    request_id: id,
+    result_code: 'success',
+    error_message: null,
+    response: '{}',
+    started_at: now,
+    finished_at: now,
+    duration_ms: 0,
+  };
+}

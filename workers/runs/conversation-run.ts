@@ -12,13 +12,13 @@ import { confirmSession } from './session-watch.js';
 import { validateAnswers } from './validate-answers.js';
 
 /**
- * A call on an existing conversation, once it is its turn: reads the conversation and its pause in one
- * statement without a lock, runs the agent with no connection held (resuming the pause with the
+ * A call on an existing conversation, once it is its turn: reads the conversation, its pause and the
+ * agent's latest version in one statement without a lock, runs the agent with no connection held (resuming the pause with the
  * call's answers, if paused), then commits fenced by the version read (runs/commit.ts).
  */
 export async function runOnConversation(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
   const startedAt = deps.clock.now();
-  const read = await readConversation(deps.db, data.convid);
+  const read = await readConversation(deps.db, data.convid, data.draft ? undefined : data.agentName);
   if (!read || !mayRunOn(read.conversation, read.pause, data, startedAt)) {
     return recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: unknownConversation(data) });
   }
@@ -32,7 +32,7 @@ export async function runOnConversation(deps: RunDeps, data: RunJobData, inputs:
     }
     answers = check.answers;
   }
-  const start = pause && answers ? await resumeFrom(deps, deps.db, pause, answers) : await freshStart(deps, deps.db, data, conversation, inputs);
+  const start = pause && answers ? await resumeFrom(deps, deps.db, pause, answers) : await freshStart(deps, deps.db, data, conversation, inputs, read.latestVersion);
   if (!start) return agentNotFound(data);
   if (start === 'draftChanged') return recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: draftChanged(data) });
 

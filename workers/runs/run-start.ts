@@ -20,6 +20,7 @@ export interface RunStart {
 /**
  * A new prompt: the latest published version (or the draft), the conversation's variables and history
  * as they are (none for a new conversation), a fresh random seed. Undefined when there is no such agent.
+ * `latestVersion`, when the caller read it already (with the conversation), spares reading it again.
  */
 export async function freshStart(
   deps: RunDeps,
@@ -27,8 +28,13 @@ export async function freshStart(
   data: RunJobData,
   conversation: Conversation | undefined,
   inputs: JsonObject,
+  latestVersion?: number,
 ): Promise<RunStart | undefined> {
-  const agent = data.draft ? await findDraftCode(db, data.draft.id) : await deps.agents.latest(db, data.agentName);
+  const agent = data.draft
+    ? await findDraftCode(db, data.draft.id)
+    : latestVersion !== undefined
+      ? await deps.agents.version(db, data.agentName, latestVersion)
+      : await deps.agents.latest(db, data.agentName);
   if (!agent) return undefined;
   const state: PauseState = {
     inputs,

@@ -1,0 +1,83 @@
+import type { Db } from './database.js';
+import { conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
+import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
+import type { NewExecution } from './schema.js';
+
+/** What the first run of a new conversation leaves: the conversation, its pause if it asked, its execution record. */
+export interface FirstRun {
+  conversation: NewConversation;
+  /** Undefined when the run kept nothing (the conversation starts empty). */
+  state?: ConversationState;
+  pause?: NewPause;
+  execution: NewExecution;
+}
+
+/**
+ * Writes a new conversation's first run in one statement: data-modifying CTEs run in the statement's
+ * single transaction, so the three rows are committed together or not at all, in one round trip.
+ * Nobody else can hold the conversation yet, so no lock is needed before.
+ */
+export async function recordFirstRun(db: Db, run: FirstRun): Promise<void> {
+  const withConversation = db.with('conversation', (q) => q.insertInto('conversations').values(conversationRow(run.conversation, run.state)).returning('id'));
+  const pause = run.pause;
+  if (!pause) return void (await withConversation.insertInto('executions').values(run.execution).execute());
+  await withConversation
+    .with('pause', (q) => q.insertInto('paused_asks').values(pauseRow(pause)).returning('convid'))
+    .insertInto('executions')
+    .values(run.execution)
+    .execute();
+}
+
+/** What a run on an existing conversation leaves: its state, a pause to save or to delete, its execution record. */
+export interface ConversationRun {
+  convid: string;
+  /** The conversation's version as the run read it: the fence. */
+  version: number;
+  state: ConversationState;
+  pause: { kind: 'save'; pause: NewPause } | { kind: 'delete' } | { kind: 'keep' };
+  execution: NewExecution;
+  now: Date;
+}
+
+/**
+ * Commits a run on an existing conversation in one statement (one round trip, one implicit
+ * transaction): the conversation's new state and version, where it is still at the version the run
+ * read; its pause saved or deleted; its execution record. The record's convid is taken from the fenced
+ * update, so when the conversation moved on it is null, the record's not-null constraint fails, and the
+ * whole statement keeps nothing: 'stale'. A record already there (the caller was told 503) fails it
+ * whole too, with the primary key's unique violation, which the caller maps.
+ */
+export async function recordConversationRun(db: Db, run: ConversationRun): Promise<'committed' | 'stale'> {
+  const fenced = db.with('conversation', (q) =>
+    q
+      .updateTable('conversations')
+      .set((eb) => ({ ...conversationStateValues(run.state), last_used_at: run.now, version: eb('version', '+', 1) }))
+      .where('id', '=', run.convid)
+      .where('version', '=', run.version)
+      .returning('id'),
+  );
+  // The record's convid comes from the fenced update: null, and the statement fails whole, when it matched nothing.
+  const pause = run.pause;
+  const statement =
+    pause.kind === 'save'
+      ? fenced
+          .with('pause', (q) => q.insertInto('paused_asks').values(pauseRow(pause.pause)).onConflict((oc) => oc.column('convid').doUpdateSet(pauseValues(pause.pause))).returning('convid'))
+          .insertInto('executions')
+          .values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }))
+      : pause.kind === 'delete'
+        ? fenced
+            .with('pause', (q) => q.deleteFrom('paused_asks').where('convid', '=', run.convid).returning('convid'))
+            .insertInto('executions')
+            .values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }))
+        : fenced.insertInto('executions').values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }));
+  try {
+    await statement.execute();
+    return 'committed';
+  } catch (err) {
+    const failure = err as { code?: string; column?: string; table?: string };
+    if (failure.code === notNullViolation && failure.table === 'executions' && failure.column === 'convid') return 'stale';
+    throw err;
+  }
+}
+
+const notNullViolation = '23502';
