@@ -23,7 +23,7 @@ export interface RunDurations {
 
 /**
  * Adds one ended run: its result code and, when known, its duration (a run whose worker died has
- * none). One MULTI, so a scrape never sees the count without the duration. Resolves even when Redis
+ * none), counted in the one bucket it falls in (the reader sums them up). One MULTI, so a scrape never sees the count without the duration. Resolves even when Redis
  * fails: metrics must never fail a run.
  */
 export async function recordRunMetrics(redis: Redis, prefix: string, resultCode: ResultCode, durationMs?: number): Promise<void> {
@@ -31,8 +31,8 @@ export async function recordRunMetrics(redis: Redis, prefix: string, resultCode:
   if (durationMs !== undefined) {
     const key = runDurationMetricsKey(prefix);
     const seconds = durationMs / 1000;
-    for (const le of runDurationBuckets) if (seconds <= le) multi.hincrby(key, String(le), 1);
-    multi.hincrby(key, infinity, 1).hincrby(key, 'sum_ms', Math.round(durationMs)).hincrby(key, 'count', 1);
+    const le = runDurationBuckets.find((bound) => seconds <= bound) ?? infinity;
+    multi.hincrby(key, bucketField(le), 1).hincrby(key, 'sum_ms', Math.round(durationMs)).hincrby(key, 'count', 1);
   }
   await multi.exec().catch(() => undefined);
 }
@@ -47,9 +47,15 @@ export async function readRunCounts(redis: Redis, prefix: string): Promise<Recor
 export async function readRunDurations(redis: Redis, prefix: string): Promise<RunDurations> {
   const hash = await redis.hgetall(runDurationMetricsKey(prefix));
   const read = (field: string) => Number(hash[field] ?? 0);
+  let below = 0;
   return {
-    buckets: [...runDurationBuckets.map(String), infinity].map((le) => ({ le, count: read(le) })),
+    buckets: [...runDurationBuckets, infinity].map((le) => ({ le: String(le), count: (below += read(bucketField(le))) })),
     sumSeconds: read('sum_ms') / 1000,
     count: read('count'),
   };
+}
+
+/** The field counting the runs whose duration falls in the bucket ending at `le` (and above the one before). */
+function bucketField(le: number | string): string {
+  return `in:${le}`;
 }
