@@ -146,7 +146,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,
     agentHttpAllow: parsed.AGENT_HTTP_ALLOW ?? [],
-    sandboxWarmContexts: parsed.SANDBOX_WARM_CONTEXTS ?? 256,
+    // As many as the runs a worker holds: a burst of runs ending together leaves them all warm for the next.
+    sandboxWarmContexts: parsed.SANDBOX_WARM_CONTEXTS ?? parsed.WORKER_CONCURRENCY ?? 1000,
     sessionSecret: parsed.SESSION_SECRET,
     secretsKey: parsed.SECRETS_KEY,
     sessionIdleMinutes: parsed.SESSION_IDLE_MINUTES ?? 30,

@@ -13,11 +13,13 @@ import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
 import { startLlmLikeServer } from './llm-server.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * `npm run bench:io [-- --clients C --seconds T --duration D]`: waiting runs (DESIGN §11). A loopback
  * server answers like an LLM (first byte after 300 ms, the body streamed until T s); an agent awaits
- * it; C clients each continue a conversation of their own, call after call, for D s, against one web
+ * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
+ * for D s more, against one web
  * and one worker process at default settings. Prints runs/s against the limit C / T, the latency
  * added to T (p50, p99), the most PostgreSQL connections open at once, each process's RSS peak and
  * event-loop delay p99, and errors; writes bench/io-results.json.
@@ -81,30 +83,43 @@ async function main(): Promise<number> {
     const started = convids.filter((c): c is string => typeof c === 'string');
     if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
 
-    log(`timing ${options.duration} s of calls`);
-    for (const p of [stack.web, stack.worker]) process.kill(p.pid, 'SIGUSR2');
-    const rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
-    const connections = sampleConnections(databaseName);
+    // Clients start spread over one upstream time, as independent users arrive, then run for D s more;
+    // only calls begun after the spread and ended within the D s are timed. Started all at once they
+    // would move in one wave forever (each calls again as soon as it is answered), which measures how
+    // fast a burst of C calls drains rather than the steady state. Timed: every call that ends within
+    // the D s (each client's first call began at its own offset, so all are in the steady state).
+    const spreadMs = options.seconds * 1000;
+    log(`spreading ${started.length} clients over ${options.seconds} s, then timing ${options.duration} s of calls`);
+    const loopStart = performance.now();
+    const windowStart = loopStart + spreadMs;
+    const windowEnd = windowStart + options.duration * 1000;
+    let rss: ReturnType<typeof sampleRssPeak>[] = [];
+    let connections: ReturnType<typeof sampleConnections> | undefined;
+    const startSampling = setTimeout(() => {
+      for (const p of [stack.web, stack.worker]) process.kill(p.pid, 'SIGUSR2');
+      rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
+      connections = sampleConnections(databaseName);
+    }, spreadMs);
     const latencies: number[] = [];
     const errors: string[] = [];
-    const until = Date.now() + options.duration * 1000;
-    const windowStart = performance.now();
     let completed = 0;
     await Promise.all(
-      started.map(async (convid) => {
-        while (Date.now() < until) {
+      started.map(async (convid, i) => {
+        await sleep((i * spreadMs) / started.length);
+        while (performance.now() < windowEnd) {
           const begun = performance.now();
           const result = await call(client, upstream.url, convid);
           if (result.error) errors.push(result.error);
-          else if (performance.now() - windowStart <= options.duration * 1000) {
+          else if (performance.now() >= windowStart && performance.now() <= windowEnd) {
             completed += 1;
             latencies.push(performance.now() - begun);
           }
         }
       }),
     );
+    clearTimeout(startSampling);
     const [workerRss, webRss] = rss.map((s) => s.stop());
-    const mostConnections = await connections.stop();
+    const mostConnections = (await connections?.stop()) ?? 0;
     const loops = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
     const limit = options.clients / options.seconds;
     const runsPerSecond = completed / options.duration;
