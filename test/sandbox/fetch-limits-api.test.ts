@@ -60,7 +60,7 @@ describe('sys.fetch limits through the API', () => {
   describe('with 127.0.0.1 allowed', () => {
     let stack: Stack;
     let key: string;
-    const agents = { parallel: uniqueAgentName('parallel-fetch'), connect: uniqueAgentName('connect-fetch') };
+    const agents = { parallel: uniqueAgentName('parallel-fetch'), connect: uniqueAgentName('connect-fetch'), single: uniqueAgentName('one-fetch') };
 
     before(async () => {
       stack = await startStack({ AGENT_HTTP_ALLOW: '127.0.0.1', MAX_AGENT_RUNTIME_MS: '20000' });
@@ -75,6 +75,7 @@ describe('sys.fetch limits through the API', () => {
           sys.say('done');
         }`,
       );
+      await publishAgent(stack.runtime.db, agents.single, `export default async function (sys) { sys.say((await sys.fetch(sys.inputs.url)).text); }`);
       await publishAgent(
         stack.runtime.db,
         agents.connect,
@@ -85,10 +86,20 @@ describe('sys.fetch limits through the API', () => {
       await stack.close();
     });
 
+    it('reuses a caller\'s connections from run to run, and never lends one to another caller', async () => {
+      const other = (await createAccount(stack.runtime.db, 'user')).key;
+      const url = `http://127.0.0.1:${target.port}/`;
+      for (const caller of [key, key, other, other]) {
+        const res = await execAgent(stack.url, caller, { agentName: agents.single, inputs: { url } });
+        assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body.error));
+      }
+      assert.equal(target.connections(), 2, 'one connection per caller, each reused by its second run');
+    });
+
     it('keeps at most 16 connections open for 2,000 fetches of one run, and the run succeeds', async () => {
       const res = await execAgent(stack.url, key, { agentName: agents.parallel, inputs: { url: `http://127.0.0.1:${target.port}/` } });
       assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body.error));
-      assert.equal(target.connections(), 2000);
+      assert.equal(target.connections(), 16, 'kept alive and reused');
       assert.equal(target.mostOpen(), 16, 'the most connections open at once');
     });
 

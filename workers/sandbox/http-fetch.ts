@@ -4,6 +4,7 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isDestinationAllowed, parseIp, type AllowRule } from './destination-guard.js';
+import { fetchAgent } from './fetch-agents.js';
 import type { FetchResult } from './sandbox.types.js';
 
 /** Largest response body sys.fetch reads. */
@@ -22,6 +23,8 @@ export interface FetchOptions {
   timeoutMs: number | null;
   /** Aborted when the run ends. */
   signal: AbortSignal;
+  /** The keep-alive pool the request may use: the run's caller and rules (fetch-agents.ts). */
+  pool: string;
 }
 
 /** A failed sys.fetch (network error, timeout, refused destination); the agent sees it thrown. */
@@ -35,8 +38,8 @@ export const fetchMethods: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'P
 /**
  * sys.fetch on the host. node:http rather than global fetch so that every address connected to can
  * be checked: IP-literal hosts directly, names through a guarded `lookup`. Redirects are returned,
- * not followed (a redirect could lead to a refused address). No keep-alive agent: a pooled socket
- * would skip the lookup check for a run with other rules.
+ * not followed (a redirect could lead to a refused address). Connections are kept alive in a pool of
+ * the run's caller and rules only (fetch-agents.ts): a pooled socket passed the same check.
  */
 export function httpFetch(request: FetchRequest, options: FetchOptions): Promise<FetchResult> {
   const refused = refuseUnsendable(request);
@@ -76,7 +79,7 @@ async function sendRequest(url: URL, request: FetchRequest, options: FetchOption
   const req = transport.request(url, {
     method: request.method,
     headers: withContentLength(request),
-    agent: false,
+    agent: fetchAgent(url.protocol === 'https:' ? 'https:' : 'http:', options.pool),
     lookup: guardedLookup(options.allow, port),
   });
   const response = awaitResponse(req, options);

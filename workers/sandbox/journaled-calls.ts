@@ -1,6 +1,7 @@
 import { normaliseAskSpec } from './ask-spec.js';
 import { AgentTypeError } from './error-codes.js';
 import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
+import { fetchPoolKey } from './fetch-agents.js';
 import { FetchFailure, httpFetch, refuseUnsendable, type FetchRequest } from './http-fetch.js';
 import { chargeJournal, recordEntry, ReplayDivergedError, sameJson, snapshotJournal, takeReplayed, type EntryOf } from './journal.js';
 import type { Answers } from '../../shared/api.js';
@@ -68,7 +69,7 @@ async function fetchInSlot(session: Session, request: FetchRequest, requestedTim
   const slot = await takeFetchSlot(session.fetchSlots);
   try {
     const timeoutMs = requestedTimeoutMs < session.deadline - Date.now() ? requestedTimeoutMs : null;
-    return await httpFetch(request, { allow: session.allow, timeoutMs, signal: slot.signal });
+    return await httpFetch(request, { allow: session.allow, timeoutMs, signal: slot.signal, pool: fetchPoolKey(session.run.caller, session.run.httpAllow) });
   } finally {
     releaseFetchSlot(session.fetchSlots, slot);
   }
