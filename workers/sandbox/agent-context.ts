@@ -1,6 +1,7 @@
 import ivm from 'isolated-vm';
 import { agentModuleGlobal } from '../../shared/compile-agent.js';
-import { bootstrapFileName, bootstrapSource, maxPendingCalls, type RunConfig, type RunResult, type StartRun } from './bootstrap.js';
+import { bootstrapSource } from './bootstrap-source.js';
+import { bootstrapFileName, maxPendingCalls, type RunConfig, type RunResult, type StartRun } from './sandbox-protocol.js';
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
 import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall } from './host-calls.js';
 import type { SandboxIsolate } from './sandbox-isolate.js';

@@ -1,20 +1,10 @@
+import type { ThrownDescription } from './sandbox-protocol.js';
 import type { FailureCode, SandboxError } from './sandbox.types.js';
+
+export type { ThrownDescription } from './sandbox-protocol.js';
 
 /** File name the agent's compiled code runs under inside the isolate; stack frames are located by it. */
 export const agentFileName = 'agent.js';
-
-/**
- * What the agent threw, as described inside the isolate (bootstrap.ts) or from the copy isolated-vm
- * hands the host. `fetch`: a sys.fetch failure; `builtin`: TypeError, ReferenceError, …;
- * `agent`: a mistake the sandbox detected (no default export, non-JSON vars, import());
- * `other`: anything else the agent threw.
- */
-export interface ThrownDescription {
-  kind: 'fetch' | 'builtin' | 'agent' | 'other';
-  name: string;
-  message: string;
-  stack: string;
-}
 
 /** A bad argument to a sys function; raised in the agent as a TypeError (so uncaught → errorInAgent). */
 export class AgentTypeError extends Error {

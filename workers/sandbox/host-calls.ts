@@ -1,5 +1,5 @@
 import { toStorableText } from '../../shared/storable-text.js';
-import { maxPendingCalls } from './bootstrap.js';
+import { maxPendingCalls } from './sandbox-protocol.js';
 import { AgentFault, AgentTypeError } from './error-codes.js';
 import { FetchFailure } from './http-fetch.js';
 import { isReplaying } from './journal.js';
@@ -10,7 +10,7 @@ import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from '.
 
 /**
  * The host end of the sys bridge. The isolate calls `handleSyncCall` / `handleAsyncCall` with an op
- * name and a JSON payload, and gets back a JSON reply (see bootstrap.ts). Handlers throw
+ * name and a JSON payload, and gets back a JSON reply (see bootstrap/host.ts). Handlers throw
  * AgentTypeError or FetchFailure to raise an error in the agent; anything that ends the run
  * (divergence, output too large, a host bug) ends it here and the isolate is disposed.
  */

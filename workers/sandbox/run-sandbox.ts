@@ -1,5 +1,5 @@
 import { loadAgentContext, runInAgentContext, type AgentContext } from './agent-context.js';
-import type { RunResult } from './bootstrap.js';
+import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
 import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';

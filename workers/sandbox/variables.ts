@@ -11,7 +11,7 @@ export interface Variables {
 }
 
 /**
- * Reads the variables as the isolate serialised them (bootstrap.ts refuses functions and symbols
+ * Reads the variables as the isolate serialised them (bootstrap/sys.ts refuses functions and symbols
  * there, so what arrives is JSON text) and enforces the size cap.
  */
 export function readVariables(varsText: unknown, convText: unknown): Variables {

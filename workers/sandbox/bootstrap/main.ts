@@ -1,0 +1,69 @@
+import type { RunConfig, StartRun, ThrownDescription } from '../sandbox-protocol.js';
+import { describeThrown } from './describe.js';
+import type { Host, Run } from './host.js';
+import { apply, parseJson, regExpExec, toJson } from './intrinsics.js';
+import { lockDown, sealStackTraceHook } from './lockdown.js';
+import { installConsole, installJournaledDate, installSeededRandom } from './run-globals.js';
+import { jsonText, makeSys } from './sys.js';
+
+/**
+ * The sandbox's bootstrap, run once per context before any run (agent-context.ts evaluates the
+ * bundle with `evalClosure`, which calls this with `$0`, `$1`, `$2`: the host's sync and async call
+ * references and the agent's module factory). It installs the seeded Math.random, the journaled Date
+ * and console, then locks the realm down, and returns the function that starts one run. Each run
+ * builds a fresh `sys` and a fresh agent module, so one context serves many runs of one agent, one at
+ * a time. The host references live only in this closure, never on a global, and everything crossing
+ * the boundary is a JSON string.
+ */
+
+/** The agent's compiled module, run afresh (agent-context.ts `wrapAsFactory`). */
+type AgentModuleFactory = () => { default?: unknown } | null | undefined;
+
+type AgentEnding = { kind: 'returned'; vars: string; conv: string } | { kind: 'threw'; thrown: ThrownDescription };
+
+const noDefaultExport: ThrownDescription = {
+  kind: 'agent',
+  name: '',
+  message: 'the agent module has no default export function (export default async function (sys) {...})',
+  stack: '',
+};
+
+const emptyPattern = /(?:)/;
+
+export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], loadAgentModule: AgentModuleFactory): StartRun {
+  const host: Host = { sync: hostSync, async: hostAsync };
+  let current: Run = { host, token: 0, pending: 0, trace: false };
+  const currentRun = () => current;
+  sealStackTraceHook();
+  const seedRandom = installSeededRandom();
+  installJournaledDate(currentRun);
+  installConsole(currentRun);
+  lockDown();
+
+  return async function startRun(token, configText) {
+    const config = parseJson(configText) as RunConfig;
+    const run: Run = { host, token, pending: 0, trace: config.trace === true };
+    current = run;
+    seedRandom(config.randomSeed);
+    // RegExp.$1 and friends are context-wide; clear what the previous run matched.
+    apply(regExpExec, emptyPattern, ['']);
+    let ending: AgentEnding;
+    try {
+      ending = await runAgent(loadAgentModule, makeSys(run, config));
+    } catch (err) {
+      return toJson({ kind: 'threw', thrown: describeThrown(err) });
+    }
+    // Code the run left queued may still call the host before the host has this result; the host
+    // counts those calls itself (agent-context.ts).
+    return toJson(ending.kind === 'returned' ? { ...ending, reusable: run.pending === 0 } : ending);
+  };
+}
+
+// A fresh agent module per run: its top-level state starts over like in a fresh isolate.
+async function runAgent(loadAgentModule: AgentModuleFactory, sys: { vars: unknown; conv: unknown }): Promise<AgentEnding> {
+  const agentModule = loadAgentModule();
+  const main = agentModule === null || agentModule === undefined ? undefined : agentModule.default;
+  if (typeof main !== 'function') return { kind: 'threw', thrown: noDefaultExport };
+  await main(sys);
+  return { kind: 'returned', vars: jsonText(sys.vars, 'sys.vars'), conv: jsonText(sys.conv, 'sys.conv') };
+}

@@ -1,0 +1,114 @@
+import type { RunConfig } from '../sandbox-protocol.js';
+import { traced } from './call-site.js';
+import { formatLine } from './describe.js';
+import { callAsync, callSync, type Run } from './host.js';
+import { isArray, parseJson, RealError, RealTypeError, toJson } from './intrinsics.js';
+import { watchVariables } from './watch-variables.js';
+
+/** What the agent passes as sys.fetch's second argument; anything else reads as no options. */
+interface FetchInit {
+  method?: unknown;
+  headers?: unknown;
+  body?: unknown;
+  timeoutMs?: unknown;
+}
+
+/** What the host's fetch answers (FetchResult in sandbox.types.ts). */
+interface FetchReply {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
+
+/**
+ * The JSON text of sys.vars or sys.conv, refusing what would not come back the same: anything but a
+ * plain object at the top, functions and symbols anywhere.
+ */
+export function jsonText(value: unknown, what: string): string {
+  if (value === null || typeof value !== 'object' || isArray(value)) {
+    throw new RealTypeError(what + ' must be a plain object');
+  }
+  return toJson(value, function (key, v: unknown) {
+    const type = typeof v;
+    if (type === 'function' || type === 'symbol') {
+      throw new RealTypeError(what + ' must stay JSON: ' + (key === '' ? 'it' : '"' + key + '"') + ' is a ' + type);
+    }
+    return v;
+  });
+}
+
+function makeResponse(result: FetchReply) {
+  return {
+    status: result.status,
+    ok: result.status >= 200 && result.status <= 299,
+    headers: result.headers,
+    text: result.text,
+    json(): unknown {
+      return parseJson(result.text);
+    },
+  };
+}
+
+/**
+ * A fresh `sys` for one run (agents/sys.d.ts is what agents see). Every function calls the host for
+ * `run` only, so one kept by the agent past its run speaks for a run that has ended.
+ */
+export function makeSys(run: Run, config: RunConfig) {
+  const inputs = config.inputs;
+  const sys = {
+    agentName: config.agentName,
+    convid: config.convid,
+    inputs,
+    query: typeof inputs.query === 'string' ? inputs.query : undefined,
+    caller: config.caller,
+    vars: config.vars as unknown,
+    conv: config.conv as unknown,
+    history: config.history,
+    say(markdown: unknown): void {
+      callSync(run, 'say', traced(run, { text: String(markdown) }));
+    },
+    html(html: unknown): void {
+      callSync(run, 'html', traced(run, { html: String(html) }));
+    },
+    image(source: unknown, mimeType: unknown): void {
+      callSync(run, 'image', traced(run, { source: String(source), mimeType: mimeType === undefined ? null : mimeType }));
+    },
+    write(text: unknown): void {
+      callSync(run, 'write', traced(run, { text: String(text) }));
+    },
+    log(...args: unknown[]): void {
+      callSync(run, 'log', traced(run, { line: formatLine(args) }));
+    },
+    fail(message: unknown): never {
+      callSync(run, 'fail', traced(run, { message: String(message) }));
+      throw new RealError(String(message)); // the run has already ended; this only unwinds
+    },
+    now(): unknown {
+      return callSync(run, 'now', traced(run, {}));
+    },
+    async sleep(ms: unknown): Promise<void> {
+      await callAsync(run, 'sleep', traced(run, { ms }));
+    },
+    async fetch(url: unknown, init?: FetchInit | null) {
+      const options: FetchInit = init === undefined || init === null ? {} : init;
+      const request = {
+        url: String(url),
+        method: options.method === undefined ? 'GET' : options.method,
+        headers: options.headers === undefined ? {} : options.headers,
+        body: options.body === undefined ? null : options.body,
+        timeoutMs: options.timeoutMs === undefined ? null : options.timeoutMs,
+      };
+      return makeResponse((await callAsync(run, 'fetch', traced(run, request))) as FetchReply);
+    },
+    async ask(spec: unknown): Promise<unknown> {
+      const vars = jsonText(sys.vars, 'sys.vars');
+      const conv = jsonText(sys.conv, 'sys.conv');
+      return callAsync(run, 'ask', traced(run, { spec, vars, conv }));
+    },
+  };
+  if (run.trace) {
+    Object.defineProperty(sys, 'vars', { ...watchVariables(run, 'vars', config.vars), enumerable: true });
+    Object.defineProperty(sys, 'conv', { ...watchVariables(run, 'conv', config.conv), enumerable: true });
+  }
+  return sys;
+}

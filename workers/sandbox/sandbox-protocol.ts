@@ -1,0 +1,53 @@
+/**
+ * What crosses between the host and the sandbox's bootstrap (bootstrap/, evaluated once in every
+ * context). Both sides import it, the isolate's realm included, so it imports nothing and holds
+ * constants and the JSON shapes that cross the boundary only.
+ */
+
+/** File name of the bootstrap inside the isolate (stack traces). */
+export const bootstrapFileName = 'agentexec-sandbox.js';
+
+/** Host calls (sleep, fetch, ask) one run may have pending at once (DESIGN §12). */
+export const maxPendingCalls = 1000;
+
+/**
+ * What one run's `sys` is built from (SandboxRun's fields of the same names); passed into the isolate
+ * as one JSON string per run. The isolate hands the values to the agent as they are.
+ */
+export interface RunConfig {
+  agentName: string;
+  convid: string;
+  inputs: { [key: string]: unknown };
+  caller: { kind: string; id: string; role: string };
+  history: readonly unknown[];
+  vars: { [key: string]: unknown };
+  conv: { [key: string]: unknown };
+  /** Seeds Math.random so a replay draws the same numbers. */
+  randomSeed: number;
+  /** Every sys call carries the site it was made from, and sys.vars / sys.conv report their changes. */
+  trace: boolean;
+}
+
+/**
+ * How a run ended inside the isolate (the JSON `start` resolves to). `reusable`: nothing of the run
+ * is left pending, so no code of it can run again once the isolate has answered.
+ */
+export type RunResult =
+  | { kind: 'returned'; vars: string; conv: string; reusable: boolean }
+  | { kind: 'threw'; thrown: ThrownDescription };
+
+/**
+ * What the agent threw, as described inside the isolate (bootstrap/describe.ts) or from the copy
+ * isolated-vm hands the host. `fetch`: a sys.fetch failure; `builtin`: TypeError, ReferenceError, …;
+ * `agent`: a mistake the sandbox detected (no default export, non-JSON vars, import());
+ * `other`: anything else the agent threw.
+ */
+export interface ThrownDescription {
+  kind: 'fetch' | 'builtin' | 'agent' | 'other';
+  name: string;
+  message: string;
+  stack: string;
+}
+
+/** What the bootstrap closure returns: starts one run from its RunConfig JSON, resolves to its RunResult JSON. */
+export type StartRun = (token: number, config: string) => Promise<string>;
