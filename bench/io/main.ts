@@ -16,7 +16,7 @@ import { startLlmLikeServer } from './llm-server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * `npm run bench:io [-- --clients C --seconds T --duration D]`: waiting runs (DESIGN §11). A loopback
+ * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N]`: waiting runs (DESIGN §11). A loopback
  * server answers like an LLM (first byte after 300 ms, the body streamed until T s); an agent awaits
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for D s more, against one web
@@ -39,16 +39,24 @@ interface IoOptions {
   clients: number;
   seconds: number;
   duration: number;
+  /** WORKER_CONCURRENCY for the worker; undefined keeps the default. */
+  workerConcurrency: number | undefined;
 }
 
 function parseOptions(argv: string[]): IoOptions {
-  const { values } = parseArgs({ args: argv, options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' } } });
+  const { values } = parseArgs({ args: argv, options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, 'worker-concurrency': { type: 'string' } } });
   const number = (name: string, value: string | undefined, fallback: number) => {
     const parsed = value === undefined ? fallback : Number(value);
     if (!(parsed > 0)) throw new Error(`--${name} must be a positive number`);
     return parsed;
   };
-  return { clients: number('clients', values.clients, 1000), seconds: number('seconds', values.seconds, 5), duration: number('duration', values.duration, 30) };
+  const concurrency = values['worker-concurrency'];
+  return {
+    clients: number('clients', values.clients, 1000),
+    seconds: number('seconds', values.seconds, 5),
+    duration: number('duration', values.duration, 30),
+    workerConcurrency: concurrency === undefined ? undefined : number('worker-concurrency', concurrency, 0),
+  };
 }
 
 async function main(): Promise<number> {
@@ -71,6 +79,7 @@ async function main(): Promise<number> {
     teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(10_000))));
     const env = {
       AGENT_HTTP_ALLOW: '127.0.0.1',
+      ...(options.workerConcurrency ? { WORKER_CONCURRENCY: String(options.workerConcurrency) } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
     };
@@ -127,6 +136,7 @@ async function main(): Promise<number> {
     const results = {
       at: new Date().toISOString(),
       clients: options.clients,
+      workerConcurrency: options.workerConcurrency ?? 'default',
       upstreamSeconds: options.seconds,
       durationSeconds: options.duration,
       runsPerSecond: round(runsPerSecond),
