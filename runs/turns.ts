@@ -69,25 +69,29 @@ const pollMs = 50;
 
 /** This process's side of the turn order; `announce` tells the other processes a conversation's next call may start. */
 export function createConversationTurns(redis: Redis, prefix: string, announce: (convid: string) => Promise<unknown>): ConversationTurns {
-  /** This process's waiting calls: convid → member → how to wake it. */
-  const waiters = new Map<string, Map<string, () => void>>();
+  /**
+   * This process's waiting calls: convid → member → how to wake it. Woken with `true` by a release
+   * that saw it at the head of the order (in the same MULTI as its removal): it may start at once.
+   */
+  const waiters = new Map<string, Map<string, (isHead?: boolean) => void>>();
 
   const wake = (convid: string) => {
     for (const resolve of waiters.get(convid)?.values() ?? []) resolve();
   };
 
   const nap = (convid: string, member: string, ms: number, signal: AbortSignal) =>
-    new Promise<void>((resolve) => {
-      const done = () => {
+    new Promise<boolean>((resolve) => {
+      const done = (isHead = false) => {
         clearTimeout(timer);
-        signal.removeEventListener('abort', done);
+        signal.removeEventListener('abort', onAbort);
         const local = waiters.get(convid);
         local?.delete(member);
         if (local?.size === 0) waiters.delete(convid);
-        resolve();
+        resolve(isHead);
       };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done, { once: true });
+      const timer = setTimeout(() => done(), ms);
+      const onAbort = () => done();
+      signal.addEventListener('abort', onAbort, { once: true });
       let local = waiters.get(convid);
       if (!local) waiters.set(convid, (local = new Map()));
       local.set(member, done);
@@ -96,8 +100,11 @@ export function createConversationTurns(redis: Redis, prefix: string, announce: 
   return {
     async wait(convid, member, { deadline, signal, staleMs }) {
       const key = conversationTurnsKey(prefix, convid);
+      let handedOver = false;
       for (;;) {
         if (signal.aborted) return 'stopped';
+        // Handed the turn by this process's release of the call before it: no need to read the head again.
+        if (handedOver) return 'ready';
         const [head] = await redis.zrange(key, 0, 0);
         // No head: the order was lost (Redis flushed); the version fence still keeps stale writers out.
         if (head === undefined || head === member) return 'ready';
@@ -107,7 +114,7 @@ export function createConversationTurns(redis: Redis, prefix: string, announce: 
         }
         const left = deadline - Date.now();
         if (left <= 0) return 'busy';
-        await nap(convid, member, Math.min(pollMs, left), signal);
+        handedOver = await nap(convid, member, Math.min(pollMs, left), signal);
       }
     },
     async release(convid, member) {
@@ -116,7 +123,7 @@ export function createConversationTurns(redis: Redis, prefix: string, announce: 
       const next = (head?.[1] as string[] | undefined)?.[0];
       if (next === undefined) return;
       const local = waiters.get(convid)?.get(next);
-      if (local) local();
+      if (local) local(true);
       else await announce(convid);
     },
     wake,
