@@ -22,6 +22,8 @@ export interface CommandResult {
   text: string;
   json: unknown;
   exitCode?: number;
+  /** Printed on stderr (with --json too): the command did its work, but something around it failed. */
+  warnings?: string[];
 }
 
 export interface Command {

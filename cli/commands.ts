@@ -14,6 +14,7 @@ import { findUsageRecords, reportRowLimit, sumUsage, type ReportRange } from '..
 import { resolveReportRange } from '../server/admin/admin.schemas.js';
 import { CommandError, oneOf, required, type Command, type CommandContext } from './command.js';
 import { saveDraft } from './drafts.command.js';
+import { announceServiceAccountChange } from './service-account-changes.js';
 
 const migrate: Command = {
   options: {},
@@ -72,7 +73,9 @@ const rotateServiceAccount: Command = {
     const key = generateServiceAccountKey();
     const account = await replaceServiceAccountKey(context.db, name, key.keyId, key.secretHash);
     if (!account) throw new CommandError(`no service account is named ${name}`);
-    return { text: `rotated the key of ${name}; the old key no longer works\nkey (shown once): ${key.key}`, json: { id: account.id, name, key: key.key } };
+    const warning = await announceServiceAccountChange(context.config, account.id);
+    const text = `rotated the key of ${name}; the old key no longer works\nkey (shown once): ${key.key}`;
+    return { text, json: { id: account.id, name, key: key.key }, ...(warning ? { warnings: [warning] } : {}) };
   },
 };
 
@@ -80,8 +83,10 @@ const deleteAccount: Command = {
   options: { name: { type: 'string' } },
   async run(context) {
     const name = required(context, 'name');
-    if (!(await deleteServiceAccount(context.db, name))) throw new CommandError(`no service account is named ${name}`);
-    return { text: `deleted service account ${name}`, json: { name, deleted: true } };
+    const id = await deleteServiceAccount(context.db, name);
+    if (!id) throw new CommandError(`no service account is named ${name}`);
+    const warning = await announceServiceAccountChange(context.config, id);
+    return { text: `deleted service account ${name}`, json: { name, deleted: true }, ...(warning ? { warnings: [warning] } : {}) };
   },
 };
 

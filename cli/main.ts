@@ -26,6 +26,7 @@ async function main(argv: string[]): Promise<number> {
     const context: CommandContext = { config, db, logger, values: values as Record<string, string | boolean | undefined>, positionals };
     const result = await command.run(context);
     process.stdout.write(values.json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
+    for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);
     return result.exitCode ?? 0;
   } finally {
     await db.destroy();

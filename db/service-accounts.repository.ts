@@ -20,7 +20,11 @@ export async function insertServiceAccount(db: Db, account: NewServiceAccount): 
     .executeTakeFirst();
 }
 
-/** The account whose key has this public id (the row is the truth: no cache, so rotation is immediate). */
+/**
+ * The account whose key has this public id. Web processes cache what it returns
+ * (server/auth/bearer-keys.ts): whoever changes or deletes an account announces it on
+ * `serviceAccountsChannel` after the commit (cli/service-account-changes.ts).
+ */
 export async function findServiceAccountByKeyId(db: Db, keyId: string): Promise<ServiceAccount | undefined> {
   return db.selectFrom('service_accounts').selectAll().where('key_id', '=', keyId).executeTakeFirst();
 }
@@ -29,7 +33,7 @@ export async function findServiceAccountByName(db: Db, name: string): Promise<Se
   return db.selectFrom('service_accounts').selectAll().where('name', '=', name).executeTakeFirst();
 }
 
-/** Replaces the key of the named account; returns undefined when there is none. */
+/** Replaces the key of the named account; returns undefined when there is none. Announce the change after it. */
 export async function replaceServiceAccountKey(
   db: Db,
   name: string,
@@ -44,10 +48,10 @@ export async function replaceServiceAccountKey(
     .executeTakeFirst();
 }
 
-/** Deletes the named account; returns whether there was one. */
-export async function deleteServiceAccount(db: Db, name: string): Promise<boolean> {
-  const result = await db.deleteFrom('service_accounts').where('name', '=', name).executeTakeFirst();
-  return result.numDeletedRows > 0n;
+/** Deletes the named account; returns its id, or undefined when there was none. Announce the change after it. */
+export async function deleteServiceAccount(db: Db, name: string): Promise<string | undefined> {
+  const deleted = await db.deleteFrom('service_accounts').where('name', '=', name).returning('id').executeTakeFirst();
+  return deleted?.id;
 }
 
 export async function findServiceAccountById(db: Db, id: string): Promise<ServiceAccount | undefined> {

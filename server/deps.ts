@@ -8,6 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
+import type { BearerKeys } from './auth/bearer-keys.js';
 import type { RunEvents } from './exec/run-events.js';
 import type { WebMetrics } from './ops/metrics.js';
 import type { UsageRecorder } from './usage/usage-recorder.js';
@@ -22,6 +23,8 @@ export interface WebDeps {
   /** Only for the queue dashboard: the web process adds no maintenance job. */
   maintenanceQueue: Queue;
   runEvents: RunEvents;
+  /** Service accounts by key id, cached while account changes are heard (server/auth/bearer-keys.ts). */
+  bearerKeys: BearerKeys;
   logger: Logger;
   box: SecretBox;
   secrets: Secrets;

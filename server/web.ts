@@ -12,6 +12,7 @@ import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
 import { createApp } from './app.js';
+import { openBearerKeys } from './auth/bearer-keys.js';
 import type { WebDeps } from './deps.js';
 import { openRunEvents } from './exec/run-events.js';
 import { createWebMetrics } from './ops/metrics.js';
@@ -46,9 +47,10 @@ export async function startWeb(
   maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
   const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
+  const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, prefix: config.queuePrefix, db: base.db, logger });
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
-  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, metrics, usage };
+  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, bearerKeys, metrics, usage };
   const server = createApp(deps).listen(port);
   // Node closes an idle keep-alive connection after 5 s, which races a client sending on it (ECONNRESET
   // on a POST it cannot safely repeat). Idle connections stay open longer than load balancers keep
@@ -65,6 +67,7 @@ export async function startWeb(
       // After the drain, so the calls still open are recorded; before the caller destroys the db.
       await usage.close();
       await runEvents.close();
+      await bearerKeys.close();
       await queue.close();
       await mailQueue.close();
       await maintenanceQueue.close();

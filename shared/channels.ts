@@ -88,3 +88,12 @@ export function runCountsMetricsKey(prefix: string): string {
 export function runDurationMetricsKey(prefix: string): string {
   return `${prefix}:metrics:run-duration`;
 }
+
+/**
+ * Pub/sub channel on which a change to a service account (key rotated, account deleted, role or plan
+ * changed) is announced after it is committed. The message is the account's id and nothing else (never
+ * a key or a hash); every web process drops what it cached of that account (server/auth/bearer-keys.ts).
+ */
+export function serviceAccountsChannel(prefix: string): string {
+  return `${prefix}:service-accounts`;
+}

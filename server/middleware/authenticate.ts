@@ -2,7 +2,6 @@ import type { Context, Middleware } from 'koa';
 import type { Principal } from '../../shared/api.js';
 import { AppError, invalidRequest } from '../../shared/errors.js';
 import { keySecretMatches, parseServiceAccountKey } from '../../shared/service-account-key.js';
-import { findServiceAccountByKeyId } from '../../db/service-accounts.repository.js';
 import type { WebDeps } from '../deps.js';
 import { clearSessionCookie, readSessionCookie } from '../auth/session-cookie.js';
 import { callerOfSession } from '../auth/sessions.js';
@@ -12,8 +11,11 @@ import { assertFromAllowedOrigin, normalizeOrigins } from './same-origin.js';
  * Establishes who calls: exactly one credential, the session cookie or a bearer key in the
  * Authorization header (DESIGN §3); both → 400, neither → 401. Sets `ctx.state.principal`, for a
  * session also `ctx.state.sessionId`, and for a bearer key also `ctx.state.accountName` (usage report).
- * - A bearer key is checked against the database on every call, so a rotated or deleted key is refused
- *   at once on every web process.
+ * - A bearer key finds its account through `deps.bearerKeys`: a per-process cache while the process hears
+ *   account changes on Redis, else the database. A rotated or deleted key is refused on every web
+ *   process as soon as the change message arrives (milliseconds); a change no message announced (Redis
+ *   unreachable from the CLI, an edit by hand in SQL) shows after the cache's maximum age, 60 s. The
+ *   secret is checked against the cached hash on every call.
  * - A cookie call must come from the server's own origin (CSRF) and names a session that must still live.
  */
 export function authenticate(deps: WebDeps): Middleware {
@@ -58,7 +60,7 @@ async function principalForBearer(deps: WebDeps, authorization: string): Promise
   const match = /^Bearer +(\S+)$/i.exec(authorization);
   const parsed = match && parseServiceAccountKey(match[1]!);
   if (!parsed) throw refused;
-  const account = await findServiceAccountByKeyId(deps.db, parsed.keyId);
+  const account = await deps.bearerKeys.findAccount(parsed.keyId);
   if (!account || !keySecretMatches(parsed.secret, account.key_hash)) throw refused;
   return { principal: { kind: 'serviceAccount', id: account.id, role: account.role, plan: account.plan }, accountName: account.name };
 }

@@ -7,6 +7,8 @@ import type { Db } from '../../db/database.js';
 import { insertAgentVersion } from '../../db/agents.repository.js';
 import { insertServiceAccount } from '../../db/service-accounts.repository.js';
 import { insertUser } from '../../db/users.repository.js';
+import { announceServiceAccountChange } from '../../cli/service-account-changes.js';
+import { testEnv } from './test-env.js';
 
 /** A new service account with a unique name; returns its key. */
 export async function createAccount(db: Db, role: Role = 'user', plan: Plan = 'free'): Promise<{ name: string; key: string; id: string }> {
@@ -14,6 +16,16 @@ export async function createAccount(db: Db, role: Role = 'user', plan: Plan = 'f
   const key = generateServiceAccountKey();
   const account = await insertServiceAccount(db, { name, role, plan, keyId: key.keyId, keyHash: key.secretHash });
   return { name, key: key.key, id: account!.id };
+}
+
+/**
+ * Changes an account's role the way an operator must: in the database, then announced, so web
+ * processes drop the account they cached (on this run's queue prefix).
+ */
+export async function changeAccountRole(db: Db, id: string, role: Role): Promise<void> {
+  await db.updateTable('service_accounts').set({ role }).where('id', '=', id).execute();
+  const warning = await announceServiceAccountChange({ redisUrl: testEnv.REDIS_URL!, queuePrefix: testEnv.QUEUE_PREFIX! }, id);
+  if (warning) throw new Error(warning);
 }
 
 /** Publishes an agent from source; returns its version. */

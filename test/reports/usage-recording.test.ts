@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createDb } from '../../db/database.js';
 import { execAgent, post } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
-import { createAccount, createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
+import { changeAccountRole, createAccount, createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
 import { openStream } from '../helpers/sse.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { testEnv } from '../helpers/test-env.js';
@@ -54,7 +54,7 @@ describe('usage recording', () => {
     const account = await createAccount(stack.runtime.db, 'user');
     await execAgent(stack.url, account.key, { agentName: greeter });
     await waitForUsageRows(stack.runtime.db, [account.id], 1);
-    await stack.runtime.db.updateTable('service_accounts').set({ role: 'admin' }).where('id', '=', account.id).execute();
+    await changeAccountRole(stack.runtime.db, account.id, 'admin');
     await execAgent(stack.url, account.key, { agentName: greeter });
     const rows = await waitForUsageRows(stack.runtime.db, [account.id], 2);
     assert.deepEqual(rows.map((r) => r.role), ['user', 'admin']);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { insertUsageRecords, type UsageRecord } from '../../db/usage.repository.js';
 import { execAgent, post } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
-import { createAccount, createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
+import { changeAccountRole, createAccount, createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
 import { utcDay, waitForUsageRows } from './report-helpers.js';
@@ -58,7 +58,7 @@ describe('usage report', () => {
     await execAgent(stack.url, a.key, { agentName: failer });
     await execAgent(stack.url, a.key, { agentName: greeter, bogus: true });
     await execAgent(stack.url, b.key, { agentName: greeter });
-    await stack.runtime.db.updateTable('service_accounts').set({ role: 'developer' }).where('id', '=', a.id).execute();
+    await changeAccountRole(stack.runtime.db, a.id, 'developer');
     await post(stack.url, '/api/user/getUserProfile', {}, { key: a.key });
     clock.advance(day);
     await execAgent(stack.url, a.key, { agentName: greeter });

@@ -1,0 +1,40 @@
+import { Redis } from 'ioredis';
+import { serviceAccountsChannel } from '../shared/channels.js';
+import type { Config } from '../shared/config.js';
+import { bearerKeyCacheMaxAgeMs } from '../server/auth/bearer-key-cache.js';
+
+/** How long the command waits for Redis before it gives up on telling the web processes. */
+const redisTimeoutMs = 3000;
+
+/**
+ * Tells every web process that a service account changed (its key rotated, or it was deleted), so each
+ * drops the keys it cached for it (server/auth/bearer-keys.ts). Call it after the change is committed.
+ * Connects to Redis only for this one message, which carries the account id alone. Returns a warning
+ * when Redis could not be reached: the change stands, but web processes may accept the old key until
+ * their cached copy is past its maximum age.
+ */
+export async function announceServiceAccountChange(
+  config: Pick<Config, 'redisUrl' | 'queuePrefix'>,
+  accountId: string,
+): Promise<string | undefined> {
+  const redis = new Redis(config.redisUrl, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: redisTimeoutMs,
+    commandTimeout: redisTimeoutMs,
+  });
+  // Failures are reported once, as the warning below.
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    await redis.publish(serviceAccountsChannel(config.queuePrefix), accountId);
+    return undefined;
+  } catch (err) {
+    const seconds = bearerKeyCacheMaxAgeMs / 1000;
+    return `could not tell the web processes through Redis (${(err as Error).message}); they may accept the old key for up to ${seconds} s`;
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
+import { generateServiceAccountKey, parseServiceAccountKey } from '../../shared/service-account-key.js';
+import { serviceAccountsChannel } from '../../shared/channels.js';
+import { createLogger } from '../../shared/logger.js';
+import { createDb } from '../../db/database.js';
+import { replaceServiceAccountKey } from '../../db/service-accounts.repository.js';
+import { createBearerKeyCache } from '../../server/auth/bearer-key-cache.js';
+import { openBearerKeys, type BearerKeys } from '../../server/auth/bearer-keys.js';
+import { createAccount } from '../helpers/fixtures.js';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
+import { testEnv } from '../helpers/test-env.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** The cache is used only while its change subscription is in place; the database is the truth otherwise. */
+describe('bearer keys while the change subscription is down', () => {
+  const db = createDb(testEnv.DATABASE_URL!, 2);
+  const prefix = `${testEnv.QUEUE_PREFIX}-bearer-keys`;
+  const cache = createBearerKeyCache();
+  const publisher = new Redis(testEnv.REDIS_URL!);
+  let proxy: TcpProxy;
+  let bearerKeys: BearerKeys;
+
+  before(async () => {
+    const target = new URL(testEnv.REDIS_URL!);
+    proxy = await startTcpProxy(target.hostname, Number(target.port));
+    const proxied = new URL(target);
+    proxied.port = String(proxy.port);
+    bearerKeys = await openBearerKeys({ redisUrl: proxied.toString(), prefix, db, logger: createLogger('silent'), cache });
+  });
+  after(async () => {
+    await bearerKeys.close();
+    await proxy.close();
+    publisher.disconnect();
+    await db.destroy();
+  });
+
+  const keyIdOf = (key: string) => parseServiceAccountKey(key)!.keyId;
+
+  it('serves a cached account until a message names it, and never caches an unknown key id', async () => {
+    assert.ok(bearerKeys.isCaching(), 'subscribed once open');
+    const account = await createAccount(db);
+    assert.equal((await bearerKeys.findAccount(keyIdOf(account.key)))?.id, account.id);
+    assert.equal(await bearerKeys.findAccount('0000000000000000'), undefined);
+    assert.equal(cache.size, 1, 'only the account that exists is cached');
+    const rotated = generateServiceAccountKey();
+    await replaceServiceAccountKey(db, account.name, rotated.keyId, rotated.secretHash);
+    assert.equal((await bearerKeys.findAccount(keyIdOf(account.key)))?.id, account.id, 'unannounced: still cached');
+    await publisher.publish(serviceAccountsChannel(prefix), account.id);
+    await waitFor(async () => (await bearerKeys.findAccount(keyIdOf(account.key))) === undefined, 2000, 'the message to drop the old key');
+    assert.equal((await bearerKeys.findAccount(rotated.keyId))?.id, account.id);
+  });
+
+  it('reads every key from PostgreSQL while the subscription is down, and starts with an empty cache when it is back', async () => {
+    const account = await createAccount(db);
+    assert.equal((await bearerKeys.findAccount(keyIdOf(account.key)))?.id, account.id);
+    assert.ok(cache.size > 0);
+
+    await proxy.cut();
+    await waitFor(() => !bearerKeys.isCaching(), 5000, 'the subscription to drop');
+    assert.equal(cache.size, 0, 'emptied when the subscription went away');
+    const rotated = generateServiceAccountKey();
+    // Announced on Redis, but this process cannot hear it: only the database can tell.
+    await replaceServiceAccountKey(db, account.name, rotated.keyId, rotated.secretHash);
+    await publisher.publish(serviceAccountsChannel(prefix), account.id);
+    assert.equal(await bearerKeys.findAccount(keyIdOf(account.key)), undefined, 'the rotated key is refused');
+    assert.equal((await bearerKeys.findAccount(rotated.keyId))?.id, account.id);
+    assert.equal(cache.size, 0, 'nothing is cached while no change can be heard');
+
+    await proxy.restore();
+    await waitFor(() => bearerKeys.isCaching(), 15_000, 'the subscription to come back');
+    assert.equal(cache.size, 0, 'subscribed again with an empty cache');
+    assert.equal((await bearerKeys.findAccount(rotated.keyId))?.id, account.id);
+    assert.equal(cache.size, 1, 'caching again');
+  });
+
+  it('empties the cache when it subscribes again after losing the connection', async () => {
+    const account = await createAccount(db);
+    await bearerKeys.findAccount(keyIdOf(account.key));
+    assert.ok(cache.size > 0);
+    const generation = cache.generation;
+    await proxy.cut();
+    await proxy.restore();
+    await waitFor(() => bearerKeys.isCaching() && cache.generation >= generation + 2, 15_000, 'a new subscription');
+    assert.equal(cache.size, 0);
+  });
+});
