@@ -56,11 +56,15 @@ export async function identifySession(deps: WebDeps, ctx: Context, cookie: strin
 }
 
 async function principalForBearer(deps: WebDeps, authorization: string): Promise<{ principal: Principal; accountName: string }> {
-  const refused = new AppError('unauthenticated', 'The bearer key is not valid.');
   const match = /^Bearer +(\S+)$/i.exec(authorization);
   const parsed = match && parseServiceAccountKey(match[1]!);
-  if (!parsed) throw refused;
+  if (!parsed) throw keyRefused();
   const account = await deps.bearerKeys.findAccount(parsed.keyId);
-  if (!account || !keySecretMatches(parsed.secret, account.key_hash)) throw refused;
+  if (!account || !keySecretMatches(parsed.secret, account.key_hash)) throw keyRefused();
   return { principal: { kind: 'serviceAccount', id: account.id, role: account.role, plan: account.plan }, accountName: account.name };
+}
+
+// Made only when thrown: an error captures a stack, which a call with a good key should not pay for.
+function keyRefused(): AppError {
+  return new AppError('unauthenticated', 'The bearer key is not valid.');
 }

@@ -24,7 +24,7 @@ interface Held {
 const processPool = createContextPool();
 
 /**
- * Runs one agent in an isolate of its own (DESIGN §5) and reports how it ended. Never throws: every
+ * Runs one agent in a sandbox context of its own (DESIGN §5) and reports how it ended. Never throws: every
  * way a run can end is an outcome. The run ends at the first of: the agent returns or throws,
  * sys.fail, a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal`
  * (stopped, or mustLogin when the caller's session ended). The run's context comes warm from `pool`
