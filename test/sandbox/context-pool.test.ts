@@ -64,6 +64,15 @@ describe('sandbox context pool', () => {
     assert.deepEqual(pool.stats(), { hits: 1, misses: 2, idle: 1, retired: 1, evicted: 0, isolates: 1 });
   });
 
+  it('seals an isolate after contextsPerIsolateLifetime loads: it keeps no idle context and the next run opens a new one', async () => {
+    pool = createContextPool({ contextsPerIsolateLifetime: 2 });
+    const code = await compile(`export default async (sys) => { await sys.sleep(20); sys.say('hi'); }`);
+    await Promise.all([run(code), run(code)]);
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 0, retired: 2, evicted: 0, isolates: 0 }, 'both contexts retired, the isolate gone');
+    await run(code);
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 1, retired: 2, evicted: 0, isolates: 1 });
+  });
+
   it('keeps contexts apart by agent name and memory limit, even for the same code', async () => {
     const code = await compile(`export default async (sys) => sys.say(sys.agentName)`);
     assert.deepEqual(texts(await run(code, { agentName: 'one' })), ['one']);

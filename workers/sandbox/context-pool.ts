@@ -24,7 +24,7 @@ export interface ContextPoolStats {
   misses: number;
   /** Warm contexts waiting now. */
   idle: number;
-  /** Given back but released: too many runs, or their isolate's heap too full. */
+  /** Given back but released: too many runs, or their isolate sealed (too many contexts loaded, or its heap too full). */
   retired: number;
   /** Released to stay within maxIdle. */
   evicted: number;
@@ -153,7 +153,8 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
 
   function give(agent: AgentContext): void {
     const tenancy = tenancyOf(agent.sandbox);
-    if (!tenancy || isDisposed(agent.sandbox) || agent.runs >= settings.maxRunsPerContext || settings.maxIdle === 0) {
+    // A sealed isolate keeps no idle context, so it empties and goes as its runs end.
+    if (!tenancy || tenancy.sealed || isDisposed(agent.sandbox) || agent.runs >= settings.maxRunsPerContext || settings.maxIdle === 0) {
       counts.retired += 1;
       release(agent);
       return;
