@@ -63,7 +63,7 @@ async function main(): Promise<number> {
   try {
     log(`▸ setting up: database, agents, key, 2 web and 2 worker processes`);
     const { bearerKey } = await createFixture(databaseUrl, loadAgents);
-    const settings = { databaseUrl, redisUrl, queuePrefix, port: 0, workerConcurrency: 16, maxAgentRuntimeMs: 10_000 };
+    const settings = { databaseUrl, redisUrl, queuePrefix, port: 0, maxAgentRuntimeMs: 10_000 };
     const webPorts = [await freePort(), await freePort()];
     const cluster = await startCluster(settings, { webPorts, workers: 2 }, (spawned) => {
       processes.push(spawned);
