@@ -13,18 +13,25 @@ export interface FirstRun {
 }
 
 /**
- * Writes a new conversation's first run in one statement: data-modifying CTEs run in the statement's
- * single transaction, so the three rows are committed together or not at all, in one round trip.
- * Nobody else can hold the conversation yet, so no lock is needed before.
+ * Writes new conversations' first runs in one statement: data-modifying CTEs run in the statement's
+ * single transaction, so all their rows are committed together or not at all, in one round trip.
+ * Nobody else can hold a new conversation yet, so no lock is needed before.
  */
-export async function recordFirstRun(db: Db, run: FirstRun): Promise<void> {
-  const withConversation = db.with('conversation', (q) => q.insertInto('conversations').values(conversationRow(run.conversation, run.state)).returning('id'));
-  const pause = run.pause;
-  if (!pause) return void (await withConversation.insertInto('executions').values(run.execution).execute());
-  await withConversation
-    .with('pause', (q) => q.insertInto('paused_asks').values(pauseRow(pause)).returning('convid'))
+export async function recordFirstRuns(db: Db, runs: readonly FirstRun[]): Promise<void> {
+  if (runs.length === 0) return;
+  const withConversations = db.with('conversation', (q) =>
+    q
+      .insertInto('conversations')
+      .values(runs.map((run) => conversationRow(run.conversation, run.state)))
+      .returning('id'),
+  );
+  const executions = runs.map((run) => run.execution);
+  const pauses = runs.flatMap((run) => (run.pause ? [pauseRow(run.pause)] : []));
+  if (pauses.length === 0) return void (await withConversations.insertInto('executions').values(executions).execute());
+  await withConversations
+    .with('pause', (q) => q.insertInto('paused_asks').values(pauses).returning('convid'))
     .insertInto('executions')
-    .values(run.execution)
+    .values(executions)
     .execute();
 }
 

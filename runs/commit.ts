@@ -4,7 +4,8 @@ import type { Db } from '../db/database.js';
 import type { NewExecution } from '../db/schema.js';
 import { touchConversation, type ConversationState } from '../db/conversations.repository.js';
 import { insertExecution } from '../db/executions.repository.js';
-import { recordConversationRun, recordFirstRun } from '../db/run-commit.repository.js';
+import { recordConversationRun } from '../db/run-commit.repository.js';
+import type { FirstRunWriter } from './first-run-writer.js';
 import type { NewPause } from '../db/paused-asks.repository.js';
 import { conversationChanged, type RunResult } from './run-endings.js';
 
@@ -43,11 +44,11 @@ export async function commitRun(db: Db, data: RunJobData, version: number, chang
   return committed === 'stale' ? conversationChanged() : { kind: 'response', response: ending.response };
 }
 
-/** Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause and its record, in one statement. */
-export async function commitFirstRun(db: Db, data: RunJobData, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
+/** Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause and its record, in one statement (shared with the first runs ending at the same time). */
+export async function commitFirstRun(firstRuns: FirstRunWriter, data: RunJobData, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: ending.startedAt };
   const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
-  await recordFirstRun(db, { conversation, state: changes?.state, pause, execution: executionRow(data, ending) }).catch((err: unknown) => {
+  await firstRuns.write({ conversation, state: changes?.state, pause, execution: executionRow(data, ending) }).catch((err: unknown) => {
     // One statement: the execution record already there (the caller was answered 503) fails it whole.
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;

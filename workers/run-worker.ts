@@ -3,12 +3,13 @@ import { Redis } from 'ioredis';
 import { controlChannel, runQueueName } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
-import { createConversationTurns } from '../runs/turns.js';
 import type { ControlMessage } from '../shared/events.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
+import { createFirstRunWriter } from '../runs/first-run-writer.js';
+import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createContextPool } from './sandbox/context-pool.js';
 import { createSessionWatch } from './runs/session-watch.js';
@@ -40,7 +41,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const turns = createConversationTurns(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
   const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
   const sessions = createSessionWatch(deps);
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, agents: createAgentCodeCache() };
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, agents: createAgentCodeCache(), firstRuns: createFirstRunWriter(deps.db) };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);

@@ -9,8 +9,8 @@ import { freshStart } from './run-start.js';
 import { confirmSession } from './session-watch.js';
 
 /**
- * A new conversation's first run: nothing to wait for or read, and one statement records everything
- * it leaves (the conversation is created even when the run keeps nothing, so its convid can go on).
+ * A new conversation's first run: nothing to wait for or read, and one statement (shared with the
+ * first runs ending at the same time) records everything it leaves (the conversation is created even when the run keeps nothing, so its convid can go on).
  */
 export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
   const startedAt = deps.clock.now();
@@ -19,5 +19,5 @@ export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObje
   const ran = await runAgent(deps, data, start, sink, signal);
   const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
   const changes = keptChanges(deps, data, undefined, start, outcome, startedAt);
-  return commitFirstRun(deps.db, data, changes, { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome) });
+  return commitFirstRun(deps.firstRuns, data, changes, { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome) });
 }

@@ -4,6 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { TraceEvent } from '../../shared/trace.js';
 import type { Db } from '../../db/database.js';
+import type { FirstRunWriter } from '../../runs/first-run-writer.js';
 import type { ConversationTurns } from '../../runs/turns.js';
 import type { ContextPool } from '../sandbox/context-pool.js';
 import type { AgentCodeCache } from './agent-code-cache.js';
@@ -17,6 +18,7 @@ export interface RunDeps {
   agents: AgentCodeCache;
   turns: ConversationTurns;
   isolates: ContextPool;
+  firstRuns: FirstRunWriter;
 }
 
 /** Where the parts of a logged run (streamed, or joinable) go as they are made. */

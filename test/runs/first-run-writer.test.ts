@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createDb, type Db } from '../../db/database.js';
+import type { FirstRun } from '../../db/run-commit.repository.js';
+import { createFirstRunWriter } from '../../runs/first-run-writer.js';
+import { testEnv } from '../helpers/test-env.js';
+
+/** First runs ending together are written together (runs/first-run-writer.ts), each with its own outcome. */
+describe('first run writer', () => {
+  let db: Db;
+
+  before(() => {
+    db = createDb(testEnv.DATABASE_URL!, 2);
+  });
+  after(() => db.destroy());
+
+  const firstRun = (options: { runId?: string; asks?: boolean } = {}): FirstRun => {
+    const convid = randomUUID();
+    const runId = options.runId ?? randomUUID();
+    const now = new Date();
+    return {
+      conversation: { id: convid, ownerKind: 'serviceAccount', ownerId: randomUUID(), plan: 'free', now },
+      state: { agentVars: { writer: { n: 1 } }, convVars: {}, history: [] },
+      ...(options.asks
+        ? { pause: { convid, now, agentName: 'writer', agentVersion: 1, ask: { message: 'more?', inputs: [] }, journal: [], startState: { inputs: {}, vars: {}, conv: {}, history: [], randomSeed: 1 } } }
+        : {}),
+      execution: {
+        id: runId,
+        convid,
+        agent_name: 'writer',
+        agent_version: 1,
+        draft_id: null,
+        principal_kind: 'serviceAccount',
+        principal_id: randomUUID(),
+        request_id: runId,
+        result_code: options.asks ? 'ask' : 'success',
+        error_message: null,
+        response: '{}',
+        started_at: now,
+        finished_at: now,
+        duration_ms: 0,
+      },
+    };
+  };
+
+  const kept = async (runs: FirstRun[]) => {
+    const ids = runs.map((run) => run.conversation.id);
+    const conversations = await db.selectFrom('conversations').select('id').where('id', 'in', ids).execute();
+    const executions = await db.selectFrom('executions').select('convid').where('convid', 'in', ids).execute();
+    const pauses = await db.selectFrom('paused_asks').select('convid').where('convid', 'in', ids).execute();
+    return { conversations: conversations.length, executions: executions.length, pauses: pauses.length };
+  };
+
+  it('writes the runs that end at the same time, with and without a pause', async () => {
+    const writer = createFirstRunWriter(db);
+    const runs = [firstRun(), firstRun({ asks: true }), firstRun(), firstRun({ asks: true })];
+    await Promise.all(runs.map((run) => writer.write(run)));
+    assert.deepEqual(await kept(runs), { conversations: 4, executions: 4, pauses: 2 });
+  });
+
+  it('gives each run of a failed group its own outcome: the one whose record exists fails alone, and keeps nothing', async () => {
+    const writer = createFirstRunWriter(db);
+    const taken = randomUUID();
+    await writer.write(firstRun({ runId: taken }));
+    const clash = firstRun({ runId: taken, asks: true });
+    const others = [firstRun(), firstRun({ asks: true })];
+    const outcomes = await Promise.allSettled([others[0]!, clash, others[1]!].map((run) => writer.write(run)));
+    assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
+    const failure = (outcomes[1] as PromiseRejectedResult).reason as { code?: string; constraint?: string };
+    assert.equal(failure.code, '23505');
+    assert.equal(failure.constraint, 'executions_pkey');
+    assert.deepEqual(await kept(others), { conversations: 2, executions: 2, pauses: 1 });
+    assert.deepEqual(await kept([clash]), { conversations: 0, executions: 0, pauses: 0 });
+  });
+});
