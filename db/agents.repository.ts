@@ -27,10 +27,11 @@ export async function insertAgentVersion(db: Db, name: string, agent: CompiledAg
   });
 }
 
-/** The number of the agent's newest published version, or undefined when no agent has that name. */
-export async function findLatestAgentVersionNumber(db: Db, name: string): Promise<number | undefined> {
-  const row = await db.selectFrom('agents').select('latest_version').where('name', '=', name).executeTakeFirst();
-  return row?.latest_version;
+/** The newest published version of each named agent that exists. */
+export async function findLatestAgentVersionNumbers(db: Db, names: readonly string[]): Promise<Map<string, number>> {
+  if (names.length === 0) return new Map();
+  const rows = await db.selectFrom('agents').select(['name', 'latest_version']).where('name', 'in', names).execute();
+  return new Map(rows.map((row) => [row.name, row.latest_version]));
 }
 
 export async function findAgentVersion(db: Db, name: string, version: number): Promise<AgentVersion | undefined> {

@@ -1,5 +1,5 @@
 import type { Db } from '../../db/database.js';
-import { findAgentVersion, findLatestAgentVersionNumber } from '../../db/agents.repository.js';
+import { findAgentVersion, findLatestAgentVersionNumbers } from '../../db/agents.repository.js';
 
 export interface AgentCode {
   name: string;
@@ -16,6 +16,7 @@ export interface AgentCodeCache {
 
 export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
   const cache = new Map<string, AgentCode>();
+  const latestVersions = createLatestVersionReader();
   const remember = (agent: AgentCode) => {
     cache.set(`${agent.name}@${agent.version}`, agent);
     if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
@@ -24,7 +25,7 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
   return {
     // Only the version number is read per call; the code comes from the cache after its first use.
     async latest(db, name) {
-      const version = await findLatestAgentVersionNumber(db, name);
+      const version = await latestVersions.read(db, name);
       return version === undefined ? undefined : this.version(db, name, version);
     },
     async version(db, name, version) {
@@ -32,6 +33,42 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
       if (hit) return hit;
       const row = await findAgentVersion(db, name, version);
       return row && remember({ name, version, code: row.code, sourceMap: row.source_map });
+    },
+  };
+}
+
+/**
+ * Reads agents' latest version numbers, one statement for all the calls that ask in the same turn of
+ * the event loop. Each statement is sent after the calls it answers asked, so a version published
+ * before a call started is never missed.
+ */
+function createLatestVersionReader(): { read(db: Db, name: string): Promise<number | undefined> } {
+  type Waiting = Map<string, Array<{ resolve: (version: number | undefined) => void; reject: (err: unknown) => void }>>;
+  const pending = new Map<Db, Waiting>();
+
+  const flush = async (db: Db) => {
+    const waiting = pending.get(db)!;
+    pending.delete(db);
+    try {
+      const versions = await findLatestAgentVersionNumbers(db, [...waiting.keys()]);
+      for (const [name, callers] of waiting) for (const caller of callers) caller.resolve(versions.get(name));
+    } catch (err) {
+      for (const callers of waiting.values()) for (const caller of callers) caller.reject(err);
+    }
+  };
+
+  return {
+    read(db, name) {
+      return new Promise((resolve, reject) => {
+        let waiting = pending.get(db);
+        if (!waiting) {
+          pending.set(db, (waiting = new Map()));
+          setImmediate(() => void flush(db));
+        }
+        const callers = waiting.get(name);
+        if (callers) callers.push({ resolve, reject });
+        else waiting.set(name, [{ resolve, reject }]);
+      });
     },
   };
 }
