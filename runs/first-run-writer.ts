@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js';
 import { recordFirstRuns, type FirstRun } from '../db/run-commit.repository.js';
+import { batchPerTurn } from './per-turn-batch.js';
 
 /**
  * Writes first runs' records (new conversations), grouping the ones that end in the same turn of the
@@ -13,35 +14,31 @@ export interface FirstRunWriter {
 
 interface Pending {
   run: FirstRun;
-  settle: (err?: unknown) => void;
+  resolve: () => void;
+  reject: (err: unknown) => void;
 }
 
 /** Runs written in one statement at most: a bound on its size. */
 const maxGroup = 100;
 
 export function createFirstRunWriter(db: Db): FirstRunWriter {
-  let pending: Pending[] = [];
+  const writeAlone = ({ run, resolve, reject }: Pending) => recordFirstRuns(db, [run]).then(resolve, reject);
 
-  const writeAlone = ({ run, settle }: Pending) => recordFirstRuns(db, [run]).then(() => settle(), settle);
-
-  const flush = async () => {
-    const group = pending.splice(0, maxGroup);
-    if (pending.length > 0) setImmediate(flush);
+  const writeGroup = async (group: Pending[]) => {
     if (group.length === 1) return writeAlone(group[0]!);
     try {
       await recordFirstRuns(db, group.map((each) => each.run));
-      for (const each of group) each.settle();
+      for (const each of group) each.resolve();
     } catch {
       await Promise.all(group.map(writeAlone));
     }
   };
 
+  const enqueue = batchPerTurn<Pending>((batch) => {
+    for (let i = 0; i < batch.length; i += maxGroup) void writeGroup(batch.slice(i, i + maxGroup));
+  });
+
   return {
-    write(run) {
-      return new Promise<void>((resolve, reject) => {
-        if (pending.length === 0) setImmediate(flush);
-        pending.push({ run, settle: (err) => (err === undefined ? resolve() : reject(err)) });
-      });
-    },
+    write: (run) => new Promise<void>((resolve, reject) => enqueue({ run, resolve, reject })),
   };
 }

@@ -1,5 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { findAgentVersion, findLatestAgentVersionNumbers } from '../../db/agents.repository.js';
+import { batchPerTurn } from '../../runs/per-turn-batch.js';
 
 export interface AgentCode {
   name: string;
@@ -39,36 +40,38 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
 
 /**
  * Reads agents' latest version numbers, one statement for all the calls that ask in the same turn of
- * the event loop. Each statement is sent after the calls it answers asked, so a version published
- * before a call started is never missed.
+ * the event loop (runs/per-turn-batch.ts: sent after every call it answers asked, so a version
+ * published before a call started is never missed).
  */
 function createLatestVersionReader(): { read(db: Db, name: string): Promise<number | undefined> } {
-  type Waiting = Map<string, Array<{ resolve: (version: number | undefined) => void; reject: (err: unknown) => void }>>;
-  const pending = new Map<Db, Waiting>();
+  interface Asked {
+    db: Db;
+    name: string;
+    resolve: (version: number | undefined) => void;
+    reject: (err: unknown) => void;
+  }
 
-  const flush = async (db: Db) => {
-    const waiting = pending.get(db)!;
-    pending.delete(db);
+  const answer = async (db: Db, asked: Asked[]) => {
     try {
-      const versions = await findLatestAgentVersionNumbers(db, [...waiting.keys()]);
-      for (const [name, callers] of waiting) for (const caller of callers) caller.resolve(versions.get(name));
+      const versions = await findLatestAgentVersionNumbers(db, [...new Set(asked.map((each) => each.name))]);
+      for (const each of asked) each.resolve(versions.get(each.name));
     } catch (err) {
-      for (const callers of waiting.values()) for (const caller of callers) caller.reject(err);
+      for (const each of asked) each.reject(err);
     }
   };
 
+  const ask = batchPerTurn<Asked>((batch) => {
+    // One database per worker in practice; each gets its own statement all the same.
+    const byDb = new Map<Db, Asked[]>();
+    for (const each of batch) {
+      const asked = byDb.get(each.db);
+      if (asked) asked.push(each);
+      else byDb.set(each.db, [each]);
+    }
+    for (const [db, asked] of byDb) void answer(db, asked);
+  });
+
   return {
-    read(db, name) {
-      return new Promise((resolve, reject) => {
-        let waiting = pending.get(db);
-        if (!waiting) {
-          pending.set(db, (waiting = new Map()));
-          setImmediate(() => void flush(db));
-        }
-        const callers = waiting.get(name);
-        if (callers) callers.push({ resolve, reject });
-        else waiting.set(name, [{ resolve, reject }]);
-      });
-    },
+    read: (db, name) => new Promise((resolve, reject) => ask({ db, name, resolve, reject })),
   };
 }

@@ -45,9 +45,3 @@ export function fetchAgent(protocol: 'http:' | 'https:', key: string): http.Agen
 export function fetchPoolKey(caller: { kind: string; id: string }, httpAllow: readonly string[]): string {
   return `${caller.kind}:${caller.id}\0${httpAllow.join(' ')}`;
 }
-
-/** Closes every pooled connection (shutdown, tests). */
-export function closeFetchAgents(): void {
-  for (const agent of pools.values()) agent.destroy();
-  pools.clear();
-}

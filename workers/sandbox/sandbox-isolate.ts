@@ -34,10 +34,6 @@ export function tenancyKeyOf(run: Pick<SandboxRun, 'code' | 'agentName' | 'memor
   };
 }
 
-export function sameTenancy(a: TenancyKey, b: TenancyKey): boolean {
-  return a.code === b.code && a.agentName === b.agentName && a.memoryMb === b.memoryMb && a.tenant === b.tenant;
-}
-
 /**
  * A new isolate. The heap limit is the isolate's: the runs sharing it share it (DESIGN §12, "the
  * isolate is disposed" beyond it).
