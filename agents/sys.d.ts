@@ -26,12 +26,47 @@ export interface FetchResponse {
   json(): any;
 }
 
+export interface FetchInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Default 10,000. Without `stream`: the whole request. With it: the headers, then each wait for the next chunk. */
+  timeoutMs?: number;
+}
+
+/** A server-sent event parsed from a streamed body (`event` is "message" when the stream named none). */
+export interface ServerSentEvent {
+  event: string;
+  data: string;
+  /** The last event id the stream sent; "" when none. */
+  id: string;
+}
+
+/**
+ * The answer of `sys.fetch(url, {stream: true})`, at the headers. `body`, `events()`, `text()` and
+ * `json()` all read the one body, in turn. Leaving a `for await` early closes the connection; an
+ * error (timeout, cut connection, more than 5 MiB in all) is thrown by the read that meets it.
+ */
+export interface StreamedFetchResponse {
+  status: number;
+  ok: boolean;
+  headers: Record<string, string>;
+  /** The body's text as it arrives. */
+  body: AsyncIterable<string>;
+  events(): AsyncIterable<ServerSentEvent>;
+  /** The rest of the body. */
+  text(): Promise<string>;
+  json(): Promise<any>;
+}
+
 export interface Sys {
   agentName: string;
   convid: string;
   inputs: JsonObject;
   query: string | undefined;
   caller: { kind: 'user' | 'serviceAccount'; id: string; role: 'user' | 'developer' | 'admin' };
+  /** The secrets an admin set for this agent name (secrets:set), read-only: an API key, a base URL. */
+  readonly secrets: Readonly<Record<string, string | undefined>>;
   /** This agent's variables in this conversation: mutate them; kept when the run ends in success or ask. */
   vars: JsonObject;
   /** Variables shared by every agent of the conversation. */
@@ -43,7 +78,8 @@ export interface Sys {
   write(text: string): void;
   ask(spec: { message: string; inputs: AskInputSpec[] }): Promise<Record<string, string | string[]>>;
   fail(message: string): never;
-  fetch(url: string, init?: { method?: string; headers?: Record<string, string>; body?: string; timeoutMs?: number }): Promise<FetchResponse>;
+  fetch(url: string, init: FetchInit & { stream: true }): Promise<StreamedFetchResponse>;
+  fetch(url: string, init?: FetchInit & { stream?: false }): Promise<FetchResponse>;
   sleep(ms: number): Promise<void>;
   now(): number;
   log(...args: unknown[]): void;

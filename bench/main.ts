@@ -17,6 +17,7 @@ import { conversationSequential, conversationShared } from './scenarios/conversa
 import { helloConcurrent, helloSequential } from './scenarios/hello.js';
 import { openStreams } from './scenarios/open-streams.js';
 import { streaming } from './scenarios/streaming.js';
+import { submitConcurrent, submitSequential } from './scenarios/submit.js';
 import { freePort, startStack, type ProductProcess } from './stack.js';
 import { withTimeout } from './stats.js';
 import { cleanUpOnInterrupt, createTeardown, type Teardown } from './teardown.js';
@@ -37,7 +38,7 @@ const maxAgentRuntimeMs = 10_000;
 const workerConcurrency = 16;
 
 function scenarios(profile: Profile): Scenario[] {
-  return [clientCost, helloSequential, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile)];
+  return [clientCost, helloSequential, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
 }
 
 /** What the steps gathered; kept when a later step fails, so the report shows what was measured. */

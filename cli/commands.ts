@@ -13,7 +13,10 @@ import { findFailedExecutions } from '../db/error-report.repository.js';
 import { findUsageRecords, reportRowLimit, sumUsage, type ReportRange } from '../db/usage.repository.js';
 import { resolveReportRange } from '../server/admin/admin.schemas.js';
 import { CommandError, oneOf, required, type Command, type CommandContext } from './command.js';
+import { deleteSecret, listSecrets, setSecret } from './agent-secrets.command.js';
 import { saveDraft } from './drafts.command.js';
+import { formatTable } from './format-table.js';
+import { removeWebhook, setWebhook, webhookDeliveries } from './webhooks.command.js';
 import { announceServiceAccountChange } from './service-account-changes.js';
 
 const migrate: Command = {
@@ -129,13 +132,6 @@ function reportRange(context: CommandContext): ReportRange {
   return range;
 }
 
-/** Columns padded to their widest cell, under a header line; one line per row. */
-function formatTable(header: string[], rows: (string | number | null)[][]): string {
-  const cells = [header, ...rows.map((row) => row.map((cell) => (cell === null ? '-' : String(cell).replace(/\s*\n\s*/g, ' '))))];
-  const widths = header.map((_, column) => Math.max(...cells.map((row) => row[column]!.length)));
-  return cells.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
-}
-
 const rangeOptions: Command['options'] = { since: { type: 'string' }, until: { type: 'string' } };
 
 function rangeLine(title: string, range: ReportRange, truncated: boolean): string {
@@ -186,6 +182,12 @@ export const commands: Record<string, Command> = {
   'service-accounts:delete': deleteAccount,
   'agents:publish': publishAgents,
   'drafts:save': saveDraft,
+  'secrets:set': setSecret,
+  'secrets:delete': deleteSecret,
+  'secrets:list': listSecrets,
+  'webhooks:set': setWebhook,
+  'webhooks:delete': removeWebhook,
+  'webhooks:deliveries': webhookDeliveries,
   'reports:usage': usageReport,
   'reports:errors': errorReport,
 };

@@ -17,6 +17,13 @@ export async function announceServiceAccountChange(
   config: Pick<Config, 'redisUrl' | 'queuePrefix'>,
   accountId: string,
 ): Promise<string | undefined> {
+  const failure = await publishOnce(config, serviceAccountsChannel(config.queuePrefix), accountId);
+  const seconds = bearerKeyCacheMaxAgeMs / 1000;
+  return failure && `could not tell the web processes through Redis (${failure}); they may accept the old key for up to ${seconds} s`;
+}
+
+/** Publishes one message over a connection of its own; answers why it could not, or undefined. */
+export async function publishOnce(config: Pick<Config, 'redisUrl'>, channel: string, message: string): Promise<string | undefined> {
   const redis = new Redis(config.redisUrl, {
     lazyConnect: true,
     enableOfflineQueue: false,
@@ -29,11 +36,10 @@ export async function announceServiceAccountChange(
   redis.on('error', () => undefined);
   try {
     await redis.connect();
-    await redis.publish(serviceAccountsChannel(config.queuePrefix), accountId);
+    await redis.publish(channel, message);
     return undefined;
   } catch (err) {
-    const seconds = bearerKeyCacheMaxAgeMs / 1000;
-    return `could not tell the web processes through Redis (${(err as Error).message}); they may accept the old key for up to ${seconds} s`;
+    return (err as Error).message;
   } finally {
     redis.disconnect();
   }

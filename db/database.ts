@@ -7,6 +7,9 @@ import * as signIn from './migrations/0002_sign_in.js';
 import * as usage from './migrations/0003_usage.js';
 import * as drafts from './migrations/0004_drafts.js';
 import * as conversationVersion from './migrations/0005_conversation_version.js';
+import * as agentSecrets from './migrations/0006_agent_secrets.js';
+import * as runRecords from './migrations/0007_run_records.js';
+import * as webhooks from './migrations/0008_webhooks.js';
 
 export type Db = Kysely<Database>;
 
@@ -17,6 +20,9 @@ const migrations: Record<string, Migration> = {
   '0003_usage': usage,
   '0004_drafts': drafts,
   '0005_conversation_version': conversationVersion,
+  '0006_agent_secrets': agentSecrets,
+  '0007_run_records': runRecords,
+  '0008_webhooks': webhooks,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

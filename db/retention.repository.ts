@@ -20,6 +20,8 @@ export interface ConversationSummary {
   lastUsedAt: Date;
   /** The agent a pause waits for an answer to, if any. */
   pausedBy: string | null;
+  /** The conversation's first query, if any. */
+  title: string | null;
   /** The last prompt history entry's query and agent, if any. */
   lastQuery: string | null;
   lastAgentName: string | null;
@@ -37,6 +39,10 @@ export async function listConversations(db: Db, owner: Pick<Principal, 'kind' | 
       'c.created_at as createdAt',
       'c.last_used_at as lastUsedAt',
       'p.agent_name as pausedBy',
+      // The first query: from the turns (executions by convid and start), else from the kept history.
+      sql<string | null>`coalesce(
+        (select e.query from executions e where e.convid = c.id and e.query is not null order by e.started_at limit 1),
+        (select h ->> 'query' from jsonb_array_elements(c.history) h where h ->> 'query' is not null limit 1))`.as('title'),
       sql<string | null>`c.history -> -1 ->> 'query'`.as('lastQuery'),
       sql<string | null>`c.history -> -1 ->> 'agentName'`.as('lastAgentName'),
     ])
@@ -47,6 +53,19 @@ export async function listConversations(db: Db, owner: Pick<Principal, 'kind' | 
     .limit(page.limit);
   if (page.before) query = query.where('c.last_used_at', '<', page.before);
   return query.execute();
+}
+
+/** One live conversation of the caller, with the ask it is paused at; undefined for another caller's, an unknown or an expired one. */
+export async function findOwnConversation(db: Db, owner: Pick<Principal, 'kind' | 'id'>, convid: string, now: Date) {
+  return db
+    .selectFrom('conversations as c')
+    .leftJoin('paused_asks as p', 'p.convid', 'c.id')
+    .select(['c.id as convid', 'c.plan', 'c.pinned', 'c.last_used_at as lastUsedAt', 'p.agent_name as pausedBy', 'p.ask as askInput'])
+    .where('c.id', '=', convid)
+    .where('c.owner_kind', '=', owner.kind)
+    .where('c.owner_id', '=', owner.id)
+    .where(sql<SqlBool>`not ${expiredAt(now)}`)
+    .executeTakeFirst();
 }
 
 /**

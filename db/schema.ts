@@ -142,6 +142,12 @@ export interface ExecutionsTable {
   error_message: string | null;
   /** The execution response as sent (a fallback when the live answer is lost). */
   response: Jsonb<unknown>;
+  /** inputs.query of a new prompt; null for an answer to an ask (answers are never kept) or a run that never ran. */
+  query: ColumnType<string | null, string | null | undefined, never>;
+  /** When the call was accepted and queued; null for records made before it was kept. */
+  submitted_at: ColumnType<Date | null, Date | null | undefined, never>;
+  /** A background run (submit): inserting its record queues its webhook delivery (migration 0008). */
+  background: ColumnType<boolean, boolean | undefined, never>;
   started_at: Date;
   finished_at: Date;
   duration_ms: number;
@@ -202,6 +208,47 @@ export interface Database {
   mail_outbox: MailOutboxTable;
   usage_records: UsageRecordsTable;
   drafts: DraftsTable;
+  agent_secrets: AgentSecretsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+}
+
+export interface WebhooksTable {
+  service_account_id: string;
+  url: string;
+  /** The signing secret (whsec_…), sealed with SECRETS_KEY. */
+  sealed_secret: string;
+  created_at: Generated<Date>;
+}
+
+/** One run.ended event to deliver (the outbox, written with the execution record). `id` is its webhook-id. */
+export interface WebhookDeliveriesTable {
+  id: Generated<string>;
+  run_id: string;
+  service_account_id: string;
+  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | undefined, 'delivered' | 'failed'>;
+  attempts: Generated<number>;
+  created_at: Generated<Date>;
+  delivered_at: ColumnType<Date | null, never, Date>;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  attempt: number;
+  at: Generated<Date>;
+  url: string;
+  /** The receiver's HTTP status; null when no answer came (refused destination, timeout, connection error). */
+  status: number | null;
+  error: string | null;
+}
+
+export interface AgentSecretsTable {
+  agent_name: string;
+  key: string;
+  /** shared/agent-secrets.ts sealSecret. */
+  sealed: string;
+  updated_at: Generated<Date>;
 }
 
 export type User = Selectable<UsersTable>;

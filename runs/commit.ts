@@ -28,6 +28,8 @@ export interface RunEnding {
   /** The agent version (a draft's revision) that ran; undefined when none did. */
   agentVersion: number | undefined;
   response: ExecutionResponse;
+  /** inputs.query of a new prompt (kept as the turn's query); null or undefined otherwise. */
+  query?: string | null;
 }
 
 /**
@@ -104,6 +106,9 @@ function executionRow(data: RunJobData, ending: RunEnding): NewExecution {
     error_message: response.error?.message ?? null,
     // A draft's trace is left out: it can be large, and only the live answer needs it.
     response: JSON.stringify({ ...response, trace: undefined }),
+    query: ending.query ?? null,
+    submitted_at: data.submittedAt === undefined ? null : new Date(data.submittedAt),
+    background: data.background === true,
     started_at: startedAt,
     finished_at: finishedAt,
     duration_ms: Math.max(0, finishedAt.getTime() - startedAt.getTime()),

@@ -10,10 +10,31 @@ export type RunEventBody = EventOf<RunEvent>;
 export type PublishRunEvent = (event: RunEventBody) => Promise<void>;
 
 /**
+ * Appends a logged run's event to its list, renews the list's expiry and publishes the event, in one
+ * command: atomic, so list and channel never disagree, and a plain command, so a connection with
+ * auto-pipelining sends the events of every run made in the same turn of the event loop in one write
+ * (a MULTI per event cost a socket write each: a quarter of a worker's time when agents stream tokens).
+ */
+const appendRunEventScript = `
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[1])
+`;
+type WithAppendRunEvent = Redis & { appendRunEvent(listKey: string, text: string, replayMs: number, channel: string): Promise<unknown> };
+const withScript = new WeakSet<Redis>();
+
+function appendingRedis(redis: Redis): WithAppendRunEvent {
+  if (!withScript.has(redis)) {
+    redis.defineCommand('appendRunEvent', { numberOfKeys: 1, lua: appendRunEventScript });
+    withScript.add(redis);
+  }
+  return redis as WithAppendRunEvent;
+}
+
+/**
  * Publishes one run's events where its job says (RunJobData.events). A logged run's events are
  * numbered, appended to its event list (kept `replayMs` for re-attaching) and published on its
- * channel, in one MULTI each so list and channel never disagree. Events go out in call order: one
- * connection, commands in order.
+ * channel. Events go out in call order: one connection, commands in order.
  */
 export function createRunEventPublisher(redis: Redis, prefix: string, data: RunJobData, replayMs: number, firstId = firstWorkerEventId): PublishRunEvent {
   const events = data.events;
@@ -24,10 +45,11 @@ export function createRunEventPublisher(redis: Redis, prefix: string, data: RunJ
   }
   const listKey = runEventsKey(prefix, data.runId);
   const channel = runChannel(prefix, data.runId);
+  const appending = appendingRedis(redis);
   let nextId = firstId;
   return async (event) => {
     const text = JSON.stringify({ runId: data.runId, id: nextId++, ...event });
-    await redis.multi().rpush(listKey, text).pexpire(listKey, replayMs).publish(channel, text).exec();
+    await appending.appendRunEvent(listKey, text, replayMs, channel);
   };
 }
 

@@ -115,6 +115,7 @@ export const conversationSummary = z.object({
   lastUsedAt: isoTime,
   expiresAt: isoTime.nullable().describe('null while pinned'),
   pausedBy: z.string().nullable().describe('The agent whose ask the conversation waits on.'),
+  title: z.string().nullable().describe('The query that started the conversation (its first one); null when none had a query.'),
   lastQuery: z.string().nullable(),
   lastAgentName: z.string().nullable(),
 });

@@ -20,6 +20,10 @@ export interface Config {
   maxAgentRuntimeMs: number;
   agentMemoryMb: number;
   agentHttpAllow: string[];
+  /** Destinations webhooks may be delivered to (DESIGN §14), as AGENT_HTTP_ALLOW. */
+  webhookAllow: string[];
+  /** How often a worker queues again the webhook deliveries left pending that long (their job was lost). */
+  webhookSweepSeconds: number;
   /** Warm isolates a worker keeps for the next runs of the same agent version (0: a new isolate per run). */
   sandboxWarmContexts: number;
   /** Undefined outside production when not set: resolved at start-up (see resolveSecrets). */
@@ -91,6 +95,8 @@ const variables = {
   MAX_AGENT_RUNTIME_MS: int(100),
   AGENT_MEMORY_MB: int(8, 4096),
   AGENT_HTTP_ALLOW: list,
+  WEBHOOK_ALLOW: list,
+  WEBHOOK_SWEEP_SECONDS: int(1, 86_400),
   SANDBOX_WARM_CONTEXTS: int(0, 100_000),
   SESSION_SECRET: secret,
   SECRETS_KEY: secret,
@@ -146,6 +152,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,
     agentHttpAllow: parsed.AGENT_HTTP_ALLOW ?? [],
+    webhookAllow: parsed.WEBHOOK_ALLOW ?? [],
+    webhookSweepSeconds: parsed.WEBHOOK_SWEEP_SECONDS ?? 60,
     // As many as the runs a worker holds: a burst of runs ending together leaves them all warm for the next.
     sandboxWarmContexts: parsed.SANDBOX_WARM_CONTEXTS ?? parsed.WORKER_CONCURRENCY ?? 1000,
     sessionSecret: parsed.SESSION_SECRET,

@@ -27,4 +27,6 @@ export type ControlMessage =
   /** Stop this run if it is going, or as soon as a worker picks it up. */
   | { type: 'cancel'; runId: string }
   /** A call on this conversation ended in another process: the next one may start. */
-  | { type: 'turn'; convid: string };
+  | { type: 'turn'; convid: string }
+  /** An agent name's secrets changed: workers read them again (the message names no secret). */
+  | { type: 'secrets'; agentName: string };

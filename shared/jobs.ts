@@ -25,4 +25,8 @@ export interface RunJobData {
   /** A draft validation: the owner's draft runs instead of the published agent, with tracing on. */
   draft?: { id: string };
   sealedInputs: string;
+  /** When the web process queued it (epoch ms). */
+  submittedAt?: number;
+  /** Submitted as a background run (/api/exec/submit): its end is sent to its account's webhook. */
+  background?: boolean;
 }

@@ -7,7 +7,8 @@ const here = (path: string) => fileURLToPath(new URL(path, import.meta.url));
 export default defineConfig({
   root: here('.'),
   base: '/',
-  publicDir: false,
+  // Files served as they are at the root (the favicon).
+  publicDir: here('public'),
   esbuild: { jsx: 'automatic', jsxImportSource: 'preact' },
   build: {
     outDir: here('../dist/web'),

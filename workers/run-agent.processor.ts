@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { JsonObject } from '../shared/api.js';
 import { isUnavailableError } from '../shared/errors.js';
@@ -14,10 +14,14 @@ import type { RunDeps, RunEventSink } from './runs/run-deps.js';
 import type { RunControl } from './runs/run-control.js';
 import type { SessionWatch } from './runs/session-watch.js';
 import { sessionEnded } from './sandbox/run-stop.js';
+import type { WebhookJobData } from '../shared/webhook-jobs.js';
+import { deliveryJobOptions } from './webhooks/webhook-worker.js';
 
 export interface ProcessorDeps extends RunDeps {
   /** Connection for PUBLISH and the event lists (not the worker's blocking one). */
   publisher: Redis;
+  /** Where a background run's end goes to be sent to its account's webhook, once committed. */
+  webhooks: Queue<WebhookJobData>;
   control: RunControl;
   sessions: SessionWatch;
   logger: Logger;
@@ -61,6 +65,10 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       // Not awaited: on the same connection as the end event, so it is written before the caller hears of the end.
       void recordRunMetrics(deps.publisher, deps.config.queuePrefix, result.response.resultCode, performance.now() - started);
       await publish({ event: 'end', data: result.response }).catch(report);
+      // Its delivery was written with its record (if its account has a webhook); a lost job is queued again by the sweep.
+      if (data.background) {
+        await deps.webhooks.add('deliver', { kind: 'deliver', runId: data.runId }, deliveryJobOptions(data.runId)).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'webhook delivery not queued; the sweep will'));
+      }
     } finally {
       stopWatching?.();
       tracked.done();

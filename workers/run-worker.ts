@@ -1,4 +1,5 @@
-import { Worker } from 'bullmq';
+import { Queue, Worker } from 'bullmq';
+import { webhookQueueName, type WebhookJobData } from '../shared/webhook-jobs.js';
 import { Redis } from 'ioredis';
 import { controlChannel, runQueueName } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
@@ -11,6 +12,7 @@ import type { Db } from '../db/database.js';
 import { createFirstRunWriter } from '../runs/first-run-writer.js';
 import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
+import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
 import { createContextPool } from './sandbox/context-pool.js';
 import { createSessionWatch } from './runs/session-watch.js';
 import { applyMemoryBackpressure } from './memory-backpressure.js';
@@ -41,10 +43,14 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const turns = createConversationTurns(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
   const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
   const sessions = createSessionWatch(deps);
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, agents: createAgentCodeCache(), firstRuns: createFirstRunWriter(deps.db) };
+  const secrets = createAgentSecretsCache(deps.box);
+  const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: publisher, prefix });
+  webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, agents: createAgentCodeCache(), firstRuns: createFirstRunWriter(deps.db) };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
+    else if (message.type === 'secrets') secrets.drop(message.agentName);
     else turns.wake(message.convid);
   });
 
@@ -72,6 +78,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
       isolates.clear();
       connection.disconnect();
       subscriber.disconnect();
+      await webhooks.close();
       publisher.disconnect();
     },
   };

@@ -3,20 +3,22 @@ import { startMailWorker } from './mail/mail-worker.js';
 import { startMaintenanceWorker } from './maintenance/maintenance-worker.js';
 import type { Mailer } from './mail/mailer.js';
 import { startRunWorker } from './run-worker.js';
+import { startWebhookWorker } from './webhooks/webhook-worker.js';
 
 export interface Workers {
   /** Stops taking jobs, lets running ones finish, closes the connections. */
   close(): Promise<void>;
 }
 
-/** Everything a worker process runs: agent runs, mail, and the retention sweep. */
+/** Everything a worker process runs: agent runs, mail, webhooks, and the retention sweep. */
 export async function startWorkers(runtime: Runtime, options: { mailer?: Mailer } = {}): Promise<Workers> {
   const runs = await startRunWorker(runtime);
   const mail = await startMailWorker(runtime, options.mailer);
   const maintenance = await startMaintenanceWorker(runtime);
+  const webhooks = await startWebhookWorker(runtime);
   return {
     async close() {
-      await Promise.all([runs.close(), mail.close(), maintenance.close()]);
+      await Promise.all([runs.close(), mail.close(), maintenance.close(), webhooks.close()]);
     },
   };
 }

@@ -7,24 +7,37 @@ export interface LlmLikeServer {
   close(): Promise<void>;
 }
 
+export interface LlmLikeOptions {
+  firstByteMs: number;
+  totalMs: number;
+  chunks: number;
+  /**
+   * `text`: plain text tokens. `chat-stream`: the OpenAI chat-completions stream format (one
+   * `data: {…delta.content…}` event per token, then `data: [DONE]`), each token stamped with
+   * `@<performance.now()>` as it is written, so a client in this process can time its relay.
+   */
+  format: 'text' | 'chat-stream';
+}
+
 /**
  * A loopback server that answers like an LLM: the first byte after `firstByteMs`, then the body in
  * `chunks` pieces spread evenly until `totalMs` after the request.
  */
-export async function startLlmLikeServer(options: { firstByteMs: number; totalMs: number; chunks: number }): Promise<LlmLikeServer> {
+export async function startLlmLikeServer(options: LlmLikeOptions): Promise<LlmLikeServer> {
   let requests = 0;
   const server = http.createServer((req, res) => {
     requests += 1;
     req.resume();
     const started = Date.now();
     const step = (options.totalMs - options.firstByteMs) / Math.max(1, options.chunks - 1);
+    const chatStream = options.format === 'chat-stream';
     let sent = 0;
     const sendNext = () => {
       if (res.destroyed) return;
-      if (sent === 0) res.writeHead(200, { 'content-type': 'text/plain' });
+      if (sent === 0) res.writeHead(200, { 'content-type': chatStream ? 'text/event-stream' : 'text/plain' });
       sent += 1;
-      res.write(`token${sent} `);
-      if (sent >= options.chunks) return void res.end();
+      res.write(chatStream ? chatChunk(`token${sent}@${performance.now().toFixed(3)} `) : `token${sent} `);
+      if (sent >= options.chunks) return void res.end(chatStream ? 'data: [DONE]\n\n' : undefined);
       setTimeout(sendNext, Math.max(0, started + options.firstByteMs + sent * step - Date.now()));
     };
     setTimeout(sendNext, options.firstByteMs);
@@ -32,7 +45,7 @@ export async function startLlmLikeServer(options: { firstByteMs: number; totalMs
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/complete`,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`,
     requests: () => requests,
     close: () =>
       new Promise<void>((resolve) => {
@@ -40,4 +53,13 @@ export async function startLlmLikeServer(options: { firstByteMs: number; totalMs
         server.close(() => resolve());
       }),
   };
+}
+
+function chatChunk(content: string): string {
+  return `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
+}
+
+/** The stamps (performance.now() at the server) of the tokens in a text the client received. */
+export function tokenStamps(text: string): number[] {
+  return [...text.matchAll(/@(\d+\.\d{3}) /g)].map((match) => Number(match[1]));
 }

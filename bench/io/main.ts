@@ -12,17 +12,22 @@ import { sampleRssPeak } from '../rss.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
-import { startLlmLikeServer } from './llm-server.js';
+import { startLlmLikeServer, tokenStamps } from './llm-server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N]`: waiting runs (DESIGN §11). A loopback
- * server answers like an LLM (first byte after 300 ms, the body streamed until T s); an agent awaits
- * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
- * for D s more, against one web
- * and one worker process at default settings. Prints runs/s against the limit C / T, the latency
- * added to T (p50, p99), the most PostgreSQL connections open at once, each process's RSS peak and
- * event-loop delay p99, and errors; writes bench/io-results.json.
+ * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N --stream]`: waiting
+ * runs (DESIGN §11). A loopback server answers like an LLM (first byte after 300 ms, the body streamed
+ * until T s); an agent awaits it; C clients, started spread over T s, each continue a conversation of
+ * their own, call after call, for D s more, against one web and one worker process at default
+ * settings. Prints runs/s against the limit C / T, the latency added to T (p50, p99), the most
+ * PostgreSQL connections open at once, each process's RSS peak and event-loop delay p99, and errors;
+ * writes bench/io-results.json.
+ *
+ * `--stream` (DESIGN §13): the server speaks the chat-completions stream format, the agent reads it
+ * with `stream: true` and writes each token as it arrives, and the clients call with `stream: true`.
+ * Adds the token relay time, from the server writing a token to the client reading it in a `delta`
+ * event (p50, p99, over every token of the timed calls); writes bench/io-stream-results.json.
  */
 
 const redisUrl = 'redis://127.0.0.1:6379';
@@ -35,7 +40,17 @@ const agentSource = `export default async function (sys) {
   sys.say(answer.text.length + ' characters');
 }`;
 
+const streamingAgentSource = `export default async function (sys) {
+  const answer = await sys.fetch(sys.inputs.url, { method: 'POST', body: '{"stream":true}', stream: true, timeoutMs: 120000 });
+  for await (const event of answer.events()) {
+    if (event.data !== '[DONE]') sys.write(JSON.parse(event.data).choices[0].delta.content);
+  }
+  sys.vars.calls = (sys.vars.calls ?? 0) + 1;
+}`;
+
 interface IoOptions {
+  /** The agent streams from the LLM-like server and the clients stream from the API. */
+  stream: boolean;
   clients: number;
   seconds: number;
   duration: number;
@@ -44,7 +59,10 @@ interface IoOptions {
 }
 
 function parseOptions(argv: string[]): IoOptions {
-  const { values } = parseArgs({ args: argv, options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, 'worker-concurrency': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' } },
+  });
   const number = (name: string, value: string | undefined, fallback: number) => {
     const parsed = value === undefined ? fallback : Number(value);
     if (!(parsed > 0)) throw new Error(`--${name} must be a positive number`);
@@ -52,6 +70,7 @@ function parseOptions(argv: string[]): IoOptions {
   };
   const concurrency = values['worker-concurrency'];
   return {
+    stream: values.stream === true,
     clients: number('clients', values.clients, 1000),
     seconds: number('seconds', values.seconds, 5),
     duration: number('duration', values.duration, 30),
@@ -72,8 +91,9 @@ async function main(): Promise<number> {
   const probeDir = mkdtempSync(`${tmpdir()}/agentexec-io-`);
   teardown.add('remove the loop probes', () => rmSync(probeDir, { recursive: true, force: true }));
   try {
-    const fixture = await createFixture(databaseUrl, { [agentName]: agentSource });
-    const upstream = await startLlmLikeServer({ firstByteMs: 300, totalMs: options.seconds * 1000, chunks: 20 });
+    const fixture = await createFixture(databaseUrl, { [agentName]: options.stream ? streamingAgentSource : agentSource });
+    const format = options.stream ? 'chat-stream' : 'text';
+    const upstream = await startLlmLikeServer({ firstByteMs: 300, totalMs: options.seconds * 1000, chunks: 20, format });
     teardown.add('stop the LLM-like server', () => upstream.close());
     const processes: ProductProcess[] = [];
     teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(10_000))));
@@ -88,7 +108,8 @@ async function main(): Promise<number> {
     teardown.add('close the HTTP client', () => client.close());
 
     log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
-    const convids = await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.response?.convid)));
+    const call = options.stream ? streamedCall : wholeCall;
+    const convids = await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.convid)));
     const started = convids.filter((c): c is string => typeof c === 'string');
     if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
 
@@ -110,6 +131,7 @@ async function main(): Promise<number> {
       connections = sampleConnections(databaseName);
     }, spreadMs);
     const latencies: number[] = [];
+    const relayMs: number[] = [];
     const errors: string[] = [];
     let completed = 0;
     await Promise.all(
@@ -122,6 +144,7 @@ async function main(): Promise<number> {
           else if (performance.now() >= windowStart && performance.now() <= windowEnd) {
             completed += 1;
             latencies.push(performance.now() - begun);
+            relayMs.push(...result.relayMs);
           }
         }
       }),
@@ -133,8 +156,10 @@ async function main(): Promise<number> {
     const limit = options.clients / options.seconds;
     const runsPerSecond = completed / options.duration;
     const added = summarize(latencies.map((ms) => ms - options.seconds * 1000));
+    const relay = summarize(relayMs);
     const results = {
       at: new Date().toISOString(),
+      mode: options.stream ? 'streamed (agent and client)' : 'whole answers',
       clients: options.clients,
       workerConcurrency: options.workerConcurrency ?? 'default',
       upstreamSeconds: options.seconds,
@@ -143,6 +168,7 @@ async function main(): Promise<number> {
       limitRunsPerSecond: round(limit),
       ofLimit: round(runsPerSecond / limit),
       addedLatencyMs: { p50: round(added.p50), p99: round(added.p99), max: round(added.max) },
+      ...(options.stream ? { tokenRelayMs: { tokens: relayMs.length, p50: round2(relay.p50), p99: round2(relay.p99), max: round2(relay.max) } } : {}),
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
       eventLoopDelayMs: { worker: loops[0], web: loops[1] },
@@ -150,22 +176,49 @@ async function main(): Promise<number> {
       firstErrors: [...new Set(errors)].slice(0, 5),
     };
     printResults(results);
-    writeFileSync(new URL('../../../bench/io-results.json', import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+    const resultsFile = options.stream ? 'io-stream-results.json' : 'io-results.json';
+    writeFileSync(new URL(`../../../bench/${resultsFile}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
     return errors.length === 0 ? 0 : 1;
   } finally {
     for (const line of await teardown.run()) log(line);
   }
 }
 
-async function call(client: ApiClient, url: string, convid?: string): Promise<{ response?: ExecutionResponse; error?: string }> {
+interface CallResult {
+  convid?: string;
+  error?: string;
+  /** Streamed calls: for each token, ms from the server writing it to this client reading it. */
+  relayMs: number[];
+}
+
+async function wholeCall(client: ApiClient, url: string, convid?: string): Promise<CallResult> {
   try {
     const answer = await client.post('/api/exec/execAgent', { agentName, inputs: { url }, ...(convid ? { convid } : {}) });
-    if (answer.status !== 200) return { error: `HTTP ${answer.status}: ${answer.text.slice(0, 200)}` };
+    if (answer.status !== 200) return { error: `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`, relayMs: [] };
     const response = JSON.parse(answer.text) as ExecutionResponse;
-    if (response.resultCode !== 'success') return { error: `${response.resultCode}: ${response.error?.message ?? ''}`.slice(0, 200) };
-    return { response };
+    if (response.resultCode !== 'success') return { error: `${response.resultCode}: ${response.error?.message ?? ''}`.slice(0, 200), relayMs: [] };
+    return { convid: response.convid, relayMs: [] };
   } catch (err) {
-    return { error: err instanceof Error ? err.message : String(err) };
+    return { error: err instanceof Error ? err.message : String(err), relayMs: [] };
+  }
+}
+
+async function streamedCall(client: ApiClient, url: string, convid?: string): Promise<CallResult> {
+  try {
+    const events = await client.stream('/api/exec/execAgent', { agentName, inputs: { url }, stream: true, ...(convid ? { convid } : {}) }).done;
+    const end = events.find((e) => e.event === 'end');
+    const ended = end ? (JSON.parse(end.data) as ExecutionResponse) : undefined;
+    if (!ended) return { error: `no end event: ${events.map((e) => e.event).join(',')}`.slice(0, 200), relayMs: [] };
+    if (ended.resultCode !== 'success') return { error: `${ended.resultCode}: ${ended.error?.message ?? ''}`.slice(0, 200), relayMs: [] };
+    const relayMs: number[] = [];
+    for (const event of events) {
+      if (event.event !== 'part' && event.event !== 'delta') continue;
+      const text = (JSON.parse(event.data) as { text?: string }).text ?? '';
+      for (const stamp of tokenStamps(text)) relayMs.push(event.receivedHr - stamp);
+    }
+    return { convid: ended.convid, relayMs };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err), relayMs: [] };
   }
 }
 
@@ -203,6 +256,10 @@ function readProbe(dir: string, pid: number): { p99: number; max: number } | nul
 
 function round(value: number): number {
   return Math.round(value * 10) / 10;
+}
+
+function round2(value: number): number {
+  return Math.round(value * 100) / 100;
 }
 
 function printResults(r: Record<string, unknown>): void {

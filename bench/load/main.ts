@@ -12,14 +12,17 @@ import { loadAgents } from './agents.js';
 import { createLedger } from './ledger.js';
 import { createTally } from './tally.js';
 import { verifyConversations } from './verify.js';
+import { runWebhookBurst, type BurstReport } from './webhook-burst.js';
 import { pickWorkflow, type LoadContext } from './workflows.js';
 
 /**
- * `npm run loadtest [-- --quick] [-- --calls N --clients N --max-seconds S]`: 2 web and 2 worker
- * processes on a database and queue prefix of their own, on loopback; `--clients` callers mix plain
- * calls, conversations, streamed calls, ask → answer and cancels until `--calls` calls were made.
- * Every answer is checked as it comes, and at the end every conversation's variables, history, pause
- * and execution records are compared with what its calls imply. Exits 1 on any failure.
+ * `npm run loadtest [-- --quick] [-- --calls N --clients N --max-seconds S --burst N]`: 2 web and
+ * 2 worker processes on a database and queue prefix of their own, on loopback; `--clients` callers mix
+ * plain calls, conversations, streamed calls, ask → answer and cancels until `--calls` calls were
+ * made. Every answer is checked as it comes, and at the end every conversation's variables, history,
+ * pause and execution records are compared with what its calls imply. Then the webhook burst
+ * (webhook-burst.ts): `--burst` background runs (10,000; 1,000 with --quick) whose webhooks must all
+ * arrive once, the receiver restarted midway. Exits 1 on any failure.
  */
 
 const redisUrl = 'redis://127.0.0.1:6379';
@@ -30,12 +33,14 @@ interface LoadOptions {
   calls: number;
   clients: number;
   maxSeconds: number;
+  /** Background runs in the webhook burst. */
+  burst: number;
 }
 
 function parseOptions(argv: string[]): LoadOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { quick: { type: 'boolean' }, calls: { type: 'string' }, clients: { type: 'string' }, 'max-seconds': { type: 'string' } },
+    options: { quick: { type: 'boolean' }, calls: { type: 'string' }, clients: { type: 'string' }, 'max-seconds': { type: 'string' }, burst: { type: 'string' } },
   });
   const number = (name: string, value: string | undefined, fallback: number) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -47,6 +52,7 @@ function parseOptions(argv: string[]): LoadOptions {
     calls: number('calls', values.calls, quick ? 2_000 : 20_000),
     clients: number('clients', values.clients, quick ? 50 : 200),
     maxSeconds: number('max-seconds', values['max-seconds'], quick ? 120 : 600),
+    burst: number('burst', values.burst, quick ? 1_000 : 10_000),
   };
 }
 
@@ -63,7 +69,8 @@ async function main(): Promise<number> {
   try {
     log(`▸ setting up: database, agents, key, 2 web and 2 worker processes`);
     const { bearerKey } = await createFixture(databaseUrl, loadAgents);
-    const settings = { databaseUrl, redisUrl, queuePrefix, port: 0, maxAgentRuntimeMs: 10_000 };
+    const secretsKey = randomBytes(32).toString('base64url');
+    const settings = { databaseUrl, redisUrl, queuePrefix, port: 0, maxAgentRuntimeMs: 10_000, env: { SECRETS_KEY: secretsKey, WEBHOOK_ALLOW: '127.0.0.1' } };
     const webPorts = [await freePort(), await freePort()];
     const cluster = await startCluster(settings, { webPorts, workers: 2 }, (spawned) => {
       processes.push(spawned);
@@ -79,9 +86,12 @@ async function main(): Promise<number> {
     const db = createDb(databaseUrl, 4);
     teardown.add('close the database pool', () => db.destroy());
     const verified = await verifyConversations(db, outcome.context.ledger);
+    log(`▸ webhook burst: ${options.burst} background runs at once, the receiver restarted midway`);
+    const burst = await runWebhookBurst({ clients, db, secretsKey, runs: options.burst, maxSeconds: options.maxSeconds, log });
     const problems = processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 20);
-    const failed = outcome.context.tally.failures() + verified.mismatches.length + outcome.unfinished;
-    process.stdout.write(`${formatReport(options, outcome, verified, problems)}\n`);
+    const burstFailures = burst.runs - burst.delivered + burst.duplicates + burst.badSignatures;
+    const failed = outcome.context.tally.failures() + verified.mismatches.length + outcome.unfinished + burstFailures;
+    process.stdout.write(`${formatReport(options, outcome, verified, problems)}\n${formatBurst(burst)}\n`);
     return failed === 0 ? 0 : 1;
   } catch (err) {
     log(`load test could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -126,6 +136,13 @@ async function runLoad(clients: ApiClient[], options: LoadOptions): Promise<Load
   clearInterval(progress);
   stopped = true;
   return { context, seconds: (performance.now() - started) / 1000, unfinished: finished ? 0 : running };
+}
+
+function formatBurst(burst: BurstReport): string {
+  return [
+    `webhook burst: ${burst.accepted} of ${burst.runs} background runs accepted; ${burst.delivered} webhooks delivered in ${burst.seconds.toFixed(1)} s`,
+    `  (receiver down ${burst.receiverDownSeconds.toFixed(1)} s midway), duplicates: ${burst.duplicates}, bad signatures: ${burst.badSignatures}, missing: ${burst.runs - burst.delivered}`,
+  ].join('\n');
 }
 
 function formatReport(options: LoadOptions, outcome: LoadOutcome, verified: { checked: number; uncertain: number; mismatches: string[] }, problems: string[]): string {

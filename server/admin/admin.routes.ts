@@ -6,9 +6,11 @@ import type { WebDeps } from '../deps.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { requireRole } from '../middleware/require-role.js';
 import { validateBody } from '../validate-body.js';
-import { reportBody, resolveReportRange } from './admin.schemas.js';
+import { controlChannel } from '../../shared/channels.js';
+import { agentSecretKeys, removeAgentSecret, secretsChangedMessage, setAgentSecret, type SecretChanges } from '../../runs/agent-secrets.js';
+import { deleteSecretBody, listSecretsBody, reportBody, resolveReportRange, setSecretBody } from './admin.schemas.js';
 
-/** /api/admin/*: reports (DESIGN §7), for admins only (session or key). */
+/** /api/admin/*: reports (DESIGN §7) and agent secrets (DESIGN §13), for admins only (session or key). */
 export function adminRoutes(deps: WebDeps): Router {
   const router = new Router({ prefix: '/api/admin' });
   const adminOnly = [authenticate(deps), requireRole(['admin'], 'Reports are for admins.')];
@@ -23,6 +25,30 @@ export function adminRoutes(deps: WebDeps): Router {
     const range = readRange(deps, validateBody(reportBody, ctx));
     const { rows, truncated } = await findFailedExecutions(deps.db, range);
     ctx.body = { since: range.since, until: range.until, rows, truncated };
+  });
+
+  const secretsOnly = [authenticate(deps), requireRole(['admin'], 'Agent secrets are for admins.')];
+  const changes: SecretChanges = {
+    db: deps.db,
+    box: deps.box,
+    announce: async (agentName) => void (await deps.redis.publish(controlChannel(deps.config.queuePrefix), secretsChangedMessage(agentName))),
+  };
+
+  router.post('/setSecret', ...secretsOnly, async (ctx) => {
+    const { agentName, key, value } = validateBody(setSecretBody, ctx);
+    await setAgentSecret(changes, agentName, key, value);
+    ctx.body = { agentName, key };
+  });
+
+  router.post('/deleteSecret', ...secretsOnly, async (ctx) => {
+    const { agentName, key } = validateBody(deleteSecretBody, ctx);
+    if (!(await removeAgentSecret(changes, agentName, key))) throw new AppError('notFound', `${agentName} has no secret ${key}.`);
+    ctx.body = { agentName, key };
+  });
+
+  router.post('/listSecrets', ...secretsOnly, async (ctx) => {
+    const { agentName } = validateBody(listSecretsBody, ctx);
+    ctx.body = { agentName, keys: await agentSecretKeys(deps.db, agentName) };
   });
 
   return router;

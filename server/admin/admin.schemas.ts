@@ -8,6 +8,11 @@ const dateTime = z.iso
 /** Body of /api/admin/usageReport and /api/admin/errorReport. */
 export const reportBody = z.strictObject({ since: dateTime.optional(), until: dateTime.optional() });
 
+/** Bodies of /api/admin/setSecret, deleteSecret and listSecrets (DESIGN §13); names are checked by runs/agent-secrets.ts. */
+export const setSecretBody = z.strictObject({ agentName: z.string(), key: z.string(), value: z.string() });
+export const deleteSecretBody = z.strictObject({ agentName: z.string(), key: z.string() });
+export const listSecretsBody = z.strictObject({ agentName: z.string() });
+
 /** How far back a report goes when `since` is not given. */
 export const defaultReportDays = 30;
 

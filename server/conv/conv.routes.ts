@@ -1,11 +1,12 @@
 import Router from '@koa/router';
 import { retentionDays } from '../../shared/retention.js';
 import { AppError } from '../../shared/errors.js';
-import { listConversations, setPinned, type ConversationSummary } from '../../db/retention.repository.js';
+import { findOwnConversation, listConversations, setPinned, type ConversationSummary } from '../../db/retention.repository.js';
+import { findTurns } from '../../db/run-records.repository.js';
 import type { WebDeps } from '../deps.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { validateBody } from '../validate-body.js';
-import { listBody, pinBody } from './conv.schemas.js';
+import { getBody, listBody, pinBody } from './conv.schemas.js';
 
 const dayMs = 86_400_000;
 
@@ -21,6 +22,29 @@ export function convRoutes(deps: WebDeps): Router {
     ctx.body = { convid, pinned };
   });
 
+  router.post('/get', authenticate(deps), async (ctx) => {
+    const body = validateBody(getBody, ctx);
+    const conversation = await findOwnConversation(deps.db, ctx.state.principal, body.convid, deps.clock.now());
+    if (!conversation) throw new AppError('notFound', 'No conversation of yours with this convid (it may have expired).');
+    const page = { limit: body.limit ?? 100, ...(body.before ? { before: new Date(body.before) } : {}) };
+    const turns = await findTurns(deps.db, body.convid, page);
+    ctx.body = {
+      convid: conversation.convid,
+      pinned: conversation.pinned,
+      expiresAt: expiresAt(conversation),
+      pausedBy: conversation.pausedBy,
+      ...(conversation.askInput ? { askInput: conversation.askInput } : {}),
+      turns: turns.map((turn) => ({
+        runId: turn.runId,
+        agentName: turn.agentName,
+        query: turn.query,
+        resultCode: turn.response.resultCode,
+        output: turn.response.output ?? [],
+        at: turn.startedAt.toISOString(),
+      })),
+    };
+  });
+
   router.post('/list', authenticate(deps), async (ctx) => {
     const body = validateBody(listBody, ctx);
     const page = { limit: body.limit ?? 50, ...(body.before ? { before: new Date(body.before) } : {}) };
@@ -31,6 +55,12 @@ export function convRoutes(deps: WebDeps): Router {
   return router;
 }
 
+/** When an unpinned conversation expires if unused until then; null when pinned. */
+function expiresAt(row: { pinned: boolean; plan: string; lastUsedAt: Date }): string | null {
+  const plan = row.plan === 'paid' ? 'paid' : 'free';
+  return row.pinned ? null : new Date(row.lastUsedAt.getTime() + retentionDays[plan] * dayMs).toISOString();
+}
+
 function present(row: ConversationSummary) {
   const plan = row.plan === 'paid' ? 'paid' : 'free';
   return {
@@ -39,8 +69,9 @@ function present(row: ConversationSummary) {
     plan,
     createdAt: row.createdAt.toISOString(),
     lastUsedAt: row.lastUsedAt.toISOString(),
-    expiresAt: row.pinned ? null : new Date(row.lastUsedAt.getTime() + retentionDays[plan] * dayMs).toISOString(),
+    expiresAt: expiresAt(row),
     pausedBy: row.pausedBy,
+    title: row.title,
     lastQuery: row.lastQuery,
     lastAgentName: row.lastAgentName,
   };

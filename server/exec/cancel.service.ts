@@ -7,7 +7,7 @@ import { endWithoutRun } from '../../runs/end-without-run.js';
 import type { WebDeps } from '../deps.js';
 import { findActiveRuns } from './active-runs.js';
 
-export type CancelTarget = { convid: string } | { requestId: string };
+export type CancelTarget = { convid: string } | { requestId: string } | { runId: string };
 
 /**
  * Stops the caller's calls on a conversation, or the call a request id of theirs started (DESIGN §4).
@@ -17,7 +17,7 @@ export type CancelTarget = { convid: string } | { requestId: string };
  */
 export async function cancelRuns(deps: WebDeps, caller: Principal, target: CancelTarget): Promise<boolean> {
   const prefix = deps.config.queuePrefix;
-  const runIds = await findActiveRuns(deps.redis, prefix, caller, target);
+  const runIds = 'runId' in target ? await ownRunGoingOn(deps, caller, target.runId) : await findActiveRuns(deps.redis, prefix, caller, target);
   let cancelled = false;
   for (const runId of runIds) {
     const job = await Job.fromId<RunJobData>(deps.queue, runId);
@@ -29,6 +29,12 @@ export async function cancelRuns(deps: WebDeps, caller: Principal, target: Cance
     if (await withdraw(job)) await endWithoutRun(deps, { ending: 'cancelledInQueue', run: job.data });
   }
   return cancelled;
+}
+
+/** The run, when it is the caller's and still queued or running. */
+async function ownRunGoingOn(deps: WebDeps, caller: Principal, runId: string): Promise<string[]> {
+  const job = await Job.fromId<RunJobData>(deps.queue, runId);
+  return job && job.data.caller.kind === caller.kind && job.data.caller.id === caller.id ? [runId] : [];
 }
 
 /** Removes a job no worker holds; false when a worker has it (BullMQ refuses to remove a locked job). */

@@ -15,13 +15,27 @@ export const execAgentBody = z.strictObject({
 
 export type ExecAgentBody = z.infer<typeof execAgentBody>;
 
-/** Body of /api/exec/cancel: the conversation, or the request id (X-Request-Id or Idempotency-Key) of the call. */
+/** Body of /api/exec/submit (DESIGN §14): the execAgent body; a background run does not stream. */
+export const submitBody = execAgentBody.omit({ stream: true });
+
+const runId = z.uuid('must be a runId from an earlier answer');
+
+/** Body of /api/exec/cancel: the conversation, the run, or the request id (X-Request-Id or Idempotency-Key) of the call. */
 export const cancelBody = z
   .strictObject({
     convid: convid.optional(),
+    runId: runId.optional(),
     requestId: z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'must be the X-Request-Id or Idempotency-Key the call was sent with').optional(),
   })
-  .refine((body) => (body.convid === undefined) !== (body.requestId === undefined), 'send either convid or requestId');
+  .refine((body) => [body.convid, body.runId, body.requestId].filter((v) => v !== undefined).length === 1, 'send one of convid, runId or requestId');
 
-/** Body of /api/exec/attach. */
-export const attachBody = z.strictObject({ convid });
+/** Body of /api/exec/attach: the conversation (your last streamed call on it) or the run. */
+export const attachBody = z
+  .strictObject({ convid: convid.optional(), runId: runId.optional() })
+  .refine((body) => (body.convid === undefined) !== (body.runId === undefined), 'send either convid or runId');
+
+/** Body of /api/exec/getRun. */
+export const getRunBody = z.strictObject({ runId });
+
+/** Body of /api/exec/wait: how long to wait at most, in ms (≤ 60,000; 30,000 when not given). */
+export const waitBody = z.strictObject({ runId, timeoutMs: z.number().int().min(0).max(60_000).optional() });

@@ -22,6 +22,11 @@ export interface ExecCall {
   idempotencyKey?: string;
   /** A draft validation: the caller's draft runs instead of the published agent, traced. */
   draft?: { id: string };
+  /**
+   * A background run (submit): its caller has the convid before the run ends, so a new conversation's
+   * first run takes the conversation's turn too, and later calls on it wait for it.
+   */
+  background?: boolean;
 }
 
 /** A call's run as the web process sees it. */
@@ -132,7 +137,7 @@ async function enqueueRun(
   const prefix = config.queuePrefix;
   const keepMs = turnLifetimeMs(config);
   const existing = call.body.convid !== undefined;
-  const turn = existing ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
+  const turn = existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
   // A call can be cancelled by what its caller knows while it runs: the ids it sent, and for a stream
   // (whose headers and start event come at once) the made-up request id and the new convid too.
   const logged = events.kind === 'log';
@@ -158,6 +163,8 @@ async function enqueueRun(
     ...(call.sessionId ? { sessionId: call.sessionId } : {}),
     ...(call.draft ? { draft: call.draft } : {}),
     sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))),
+    submittedAt: Date.now(),
+    ...(call.background ? { background: true } : {}),
   };
   try {
     await Promise.all([

@@ -1,6 +1,7 @@
 import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { ExecutionResponse } from '../../shared/api.js';
+import { runEventsKey } from '../../shared/channels.js';
 import { AppError } from '../../shared/errors.js';
 import type { LoggedEvent } from '../../shared/events.js';
 import type { WebDeps } from '../deps.js';
@@ -21,11 +22,21 @@ export interface StreamedRun {
   draft?: { id: string };
 }
 
-/** A streamed execAgent: starts the run (or joins it, for a retry with the same Idempotency-Key) and relays it. */
-export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall): Promise<void> {
+/**
+ * A streamed execAgent: starts the run (or joins it, for a retry with the same Idempotency-Key) and
+ * relays it. A retry that joins sends only the events after its `Last-Event-ID` (`afterId`), as
+ * attach does: from the run's event log while it is kept, and the whole run rebuilt from its
+ * execution record once the log is gone.
+ */
+export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall, afterId = 0): Promise<void> {
   const run = await launchLoggedRun(deps, call);
-  if (run.storedResponse) return streamFinishedRun(ctx, run, run.storedResponse);
-  relayRun(deps, ctx, { ...run, ...(run.identity.draft ? { draft: run.identity.draft } : {}) }, 0, run.finished);
+  const resumeAfter = run.joined ? afterId : 0;
+  const relayed: StreamedRun = { ...run, ...(run.identity.draft ? { draft: run.identity.draft } : {}) };
+  if (run.storedResponse) {
+    const logKept = resumeAfter > 0 && (await deps.redis.exists(runEventsKey(deps.config.queuePrefix, run.runId))) === 1;
+    if (!logKept) return streamFinishedRun(ctx, run, run.storedResponse);
+  }
+  relayRun(deps, ctx, relayed, resumeAfter, run.finished);
 }
 
 /**
@@ -105,7 +116,9 @@ function openEventStream(ctx: Context, runId: string): EventStream {
   ctx.body = body;
   // Headers go out now, not with the first event: a re-attach may have nothing to send for a while.
   ctx.flushHeaders();
-  const keepAlive = setInterval(() => body.write(': keep-alive\n\n'), keepAliveMs);
+  // A comment line alone, with no blank line after it: a blank line would end an (empty) event, which
+  // some clients hand to the application as a message with no data.
+  const keepAlive = setInterval(() => body.write(': keep-alive\n'), keepAliveMs);
   return {
     send(id, event, data) {
       body.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);

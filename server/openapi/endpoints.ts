@@ -1,12 +1,12 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Role } from '../../shared/api.js';
 import * as api from '../../shared/api.schemas.js';
 import type { ErrorCode } from '../../shared/errors.js';
-import { reportBody } from '../admin/admin.schemas.js';
+import { deleteSecretBody, listSecretsBody, reportBody, setSecretBody } from '../admin/admin.schemas.js';
 import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
-import { listBody, pinBody } from '../conv/conv.schemas.js';
+import { getBody, listBody, pinBody } from '../conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
-import { attachBody, cancelBody, execAgentBody } from '../exec/exec.schemas.js';
+import { attachBody, cancelBody, execAgentBody, getRunBody, submitBody, waitBody } from '../exec/exec.schemas.js';
 import { agentList, draftAnswer, publishedDraft, savedDraft, validationResponse } from '../../shared/draft-validation.js';
 
 /** Who may call an endpoint. */
@@ -38,8 +38,10 @@ export interface Endpoint {
   access: Access;
   /** The JSON body a POST takes: the schema the route validates it with. */
   request?: z.ZodType;
-  /** The JSON body of a 200. */
+  /** The JSON body of a success (200, or `status`). */
   response?: z.ZodType;
+  /** The success status when it is not 200 (submit: 202). */
+  status?: 202;
   /** Other statuses answered with the same body as a 200 (/readyz: 503). */
   responseAlsoWith?: readonly number[];
   /** A 200 that is a server-sent event stream: always, or when the body says `stream: true`. */
@@ -55,6 +57,35 @@ export interface Endpoint {
  * Every endpoint the server answers, in the order the document lists them. Adding an endpoint is
  * adding its entry here; the test of the document fails for a POST route under /api that has none.
  */
+/** What setSecret and deleteSecret answer: which secret (never its value). */
+const secretNameAnswer = z.object({ agentName: z.string(), key: z.string() });
+
+/** What submit answers. */
+const submittedRun = z.object({ runId: z.uuid(), convid: z.uuid(), agentName: z.string(), status: z.enum(['queued', 'running', 'ended']) });
+
+/** What getRun and wait answer (server/exec/background-runs.ts RunInfo). */
+const runInfo = z.object({
+  runId: z.uuid(),
+  convid: z.uuid(),
+  agentName: z.string(),
+  status: z.enum(['queued', 'running', 'ended']),
+  createdAt: z.iso.datetime(),
+  endedAt: z.iso.datetime().optional(),
+  response: api.executionResponse.optional().describe('Once the run has ended.'),
+});
+
+/** What /api/conv/get answers. */
+const conversationRead = z.object({
+  convid: z.uuid(),
+  pinned: z.boolean(),
+  expiresAt: z.iso.datetime().nullable(),
+  pausedBy: z.string().nullable(),
+  askInput: api.askInput.optional(),
+  turns: z.array(
+    z.object({ runId: z.uuid(), agentName: z.string(), query: z.string().nullable(), resultCode: api.resultCode, output: z.array(api.outputPart), at: z.iso.datetime() }),
+  ),
+});
+
 export const endpoints: readonly Endpoint[] = [
   // Execution (spec §2, DESIGN §4).
   {
@@ -73,8 +104,9 @@ export const endpoints: readonly Endpoint[] = [
   {
     method: 'post',
     path: '/api/exec/attach',
-    summary: 'Re-attach to your last streamed call on a conversation',
-    description: 'Sends the events after Last-Event-ID, then the rest, for STREAM_REPLAY_SECONDS after the call.',
+    summary: 'Re-attach to a run: yours by runId, or your last streamed call on a conversation',
+    description:
+      'Send either convid or runId. Sends the events after Last-Event-ID, then the rest, for STREAM_REPLAY_SECONDS after the call; a run attached by runId whose events are no longer kept is sent whole, rebuilt from its record.',
     access: anyCaller,
     request: attachBody,
     events: 'always',
@@ -84,11 +116,42 @@ export const endpoints: readonly Endpoint[] = [
   {
     method: 'post',
     path: '/api/exec/cancel',
-    summary: 'Stop your calls going on a conversation, or the call sent with a request id',
-    description: 'Send either convid or requestId (the X-Request-Id or Idempotency-Key the call was sent with), not both. The call ends `stopped`.',
+    summary: 'Stop your calls going on a conversation, a run, or the call sent with a request id',
+    description: 'Send one of convid, runId, requestId (the X-Request-Id or Idempotency-Key the call was sent with). The call ends `stopped`.',
     access: anyCaller,
     request: cancelBody,
     response: api.cancelAnswer,
+  },
+  // Background runs (DESIGN §14).
+  {
+    method: 'post',
+    path: '/api/exec/submit',
+    summary: 'Start a background run: answered as soon as it is queued',
+    description: 'The execAgent body without stream. Follow the run with getRun, wait or attach (by runId); cancel it by runId.',
+    access: anyCaller,
+    request: submitBody,
+    response: submittedRun,
+    status: 202,
+    errors: ['agentNotFound'],
+    headers: ['Idempotency-Key'],
+  },
+  {
+    method: 'post',
+    path: '/api/exec/getRun',
+    summary: "A run's status, and its execution response (output included) once it has ended",
+    access: anyCaller,
+    request: getRunBody,
+    response: runInfo,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/exec/wait',
+    summary: 'The run as soon as it has ended, or at timeoutMs (≤ 60,000; default 30,000) with its status then',
+    access: anyCaller,
+    request: waitBody,
+    response: runInfo,
+    errors: ['notFound'],
   },
   // Signing in (DESIGN §3).
   {
@@ -156,6 +219,26 @@ export const endpoints: readonly Endpoint[] = [
   },
   {
     method: 'post',
+    path: '/api/user/listAgents',
+    // The developers' /api/dev/listAgents has the default one.
+    operationId: 'listPublishedAgents',
+    summary: 'The published agents, by name, with their latest version: what a caller can run',
+    access: anyCaller,
+    request: emptyBody,
+    response: z.object({ agents: z.array(z.object({ agentName: z.string(), version: z.number().int(), publishedAt: z.iso.datetime() })) }),
+  },
+  {
+    method: 'post',
+    path: '/api/conv/get',
+    summary: 'A conversation of yours read back: its turns (query, result, output), oldest first, and the ask it waits at',
+    description: 'The last `limit` turns (100 by default, at most 500) that started before `before`. Password answers never appear.',
+    access: anyCaller,
+    request: getBody,
+    response: conversationRead,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
     path: '/api/conv/list',
     summary: 'Your live conversations, most recently used first',
     access: anyCaller,
@@ -213,6 +296,32 @@ export const endpoints: readonly Endpoint[] = [
     access: admins,
     request: reportBody,
     response: api.errorReport,
+  },
+  // Agent secrets (DESIGN §13).
+  {
+    method: 'post',
+    path: '/api/admin/setSecret',
+    summary: "Sets one secret of an agent name (its runs read it as sys.secrets[key]); the value is sealed and never shown again",
+    access: admins,
+    request: setSecretBody,
+    response: secretNameAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/deleteSecret',
+    summary: 'Removes one secret of an agent name',
+    access: admins,
+    request: deleteSecretBody,
+    response: secretNameAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/listSecrets',
+    summary: "The names (never the values) of an agent name's secrets",
+    access: admins,
+    request: listSecretsBody,
+    response: z.object({ agentName: z.string(), keys: z.array(z.string()) }),
   },
   // Operations (README: Operations).
   { method: 'get', path: '/healthz', summary: 'Liveness: the process answers', access: anyone, response: api.liveness },

@@ -16,6 +16,7 @@ const unnamedGroup = '__shared';
 const unnamedRefPrefix = `${componentRef(unnamedGroup)}#/$defs/`;
 const jsonValueName = 'JsonValue';
 const jsonValueTypes = ['string', 'number', 'boolean', 'null', 'array', 'object'];
+const anyJsonValue: JsonSchema = { description: 'Any JSON value: a string, number, boolean, null, or an array or object of JSON values.' };
 
 /** Turns zod schemas into JSON Schemas that refer to the named ones as `#/components/schemas/<name>`. */
 export interface SchemaConverter {
@@ -63,6 +64,9 @@ function tidy(schemas: Record<string, JsonSchema>, named: Readonly<Record<string
     const { $schema: _dialect, $id: _id, ...body } = schema;
     result[name] = renameUnnamedRefs(body) as JsonSchema;
   }
+  // Written as any JSON value rather than as the recursion zod gives: code generators (openapi-typescript)
+  // turn a self-referencing union into a TypeScript type that refers to itself and does not compile.
+  if (jsonValueName in result) result[jsonValueName] = anyJsonValue;
   return result;
 }
 

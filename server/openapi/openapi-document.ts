@@ -8,7 +8,8 @@ import { streamEvents } from './stream-events.js';
 export interface OpenApiDocument {
   openapi: string;
   jsonSchemaDialect: string;
-  info: { title: string; version: string; description: string };
+  servers: { url: string; description: string }[];
+  info: { title: string; version: string; description: string; license: { name: string; url: string } };
   paths: Record<string, Record<string, unknown>>;
   components: { schemas: Record<string, JsonSchema>; securitySchemes: Record<string, unknown>; parameters: Record<string, unknown> };
 }
@@ -32,8 +33,10 @@ export function buildOpenApiDocument(options: { version: string; sessionCookieNa
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    servers: [{ url: '/', description: 'The server that answers this document.' }],
     info: {
       title: 'agentexec',
+      license: { name: 'UNLICENSED', url: 'https://docs.npmjs.com/cli/configuring-npm/package-json#license' },
       version: options.version,
       description:
         'Runs named agents on request and keeps the conversations they run in. Every API call is a POST with a JSON body; errors outside an execution result are `{error:{code,message,details?}}` with the status of their code. Every response carries X-Request-Id (the one sent, when it is 1-128 of A-Za-z0-9._:-).',
@@ -90,16 +93,24 @@ function securityOf(access: Access): Record<string, string[]>[] {
 function successResponses(endpoint: Endpoint, responses: SchemaConverter): Record<string, unknown> {
   const content: Record<string, unknown> = {};
   if (endpoint.response) content['application/json'] = { schema: responses.convert(endpoint.response) };
-  if (endpoint.events) content['text/event-stream'] = { schema: { $ref: componentRef('StreamEvent') } };
+  // The stream is text to an OpenAPI 3.1 tool (a schema there describes the whole body); its events are
+  // described by components.schemas.StreamEvent, which `x-stream-event` names.
+  if (endpoint.events) {
+    content['text/event-stream'] = {
+      schema: { type: 'string', description: 'Server-sent events: each `id:`, `event:` and one `data:` line of JSON (see StreamEvent), then a blank line.' },
+      'x-stream-event': { $ref: componentRef('StreamEvent') },
+    };
+  }
   if (endpoint.otherContent) content[endpoint.otherContent.mediaType] = { schema: { description: endpoint.otherContent.description } };
   const streamed = endpoint.events === 'whenStreamTrue' ? ' A server-sent event stream when the body has `stream: true`.' : '';
   const ok = {
-    description: `OK.${streamed}`,
+    description: endpoint.status === 202 ? 'Accepted: queued, not run yet.' : `OK.${streamed}`,
     ...(endpoint.events ? { headers: { 'X-Run-Id': { description: 'The run a stream relays.', schema: { type: 'string' } } } } : {}),
     content,
   };
-  const same = Object.fromEntries((endpoint.responseAlsoWith ?? []).map((status) => [String(status), { description: 'See 200.', content }]));
-  return { '200': ok, ...same };
+  const status = String(endpoint.status ?? 200);
+  const same = Object.fromEntries((endpoint.responseAlsoWith ?? []).map((also) => [String(also), { description: `See ${status}.`, content }]));
+  return { [status]: ok, ...same };
 }
 
 /** The codes every endpoint can answer, by what it is; the catalogue lists only an endpoint's own. */

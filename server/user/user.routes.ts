@@ -2,12 +2,13 @@ import Router from '@koa/router';
 import { AppError } from '../../shared/errors.js';
 import { findServiceAccountById } from '../../db/service-accounts.repository.js';
 import { findUserById } from '../../db/users.repository.js';
+import { listPublishedAgents } from '../../db/agents.repository.js';
 import type { WebDeps } from '../deps.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { validateBody } from '../validate-body.js';
 import { emptyBody } from '../auth/auth.schemas.js';
 
-/** /api/user/*: the caller's own profile. */
+/** /api/user/*: the caller's own profile, and the agents it can run. */
 export function userRoutes(deps: WebDeps): Router {
   const router = new Router({ prefix: '/api/user' });
 
@@ -23,6 +24,12 @@ export function userRoutes(deps: WebDeps): Router {
       if (!account) throw new AppError('unauthenticated', 'The service account no longer exists.');
       ctx.body = { kind, id, callName: account.name, role: account.role, plan: account.plan };
     }
+  });
+
+  router.post('/listAgents', authenticate(deps), async (ctx) => {
+    validateBody(emptyBody, ctx);
+    const agents = await listPublishedAgents(deps.db);
+    ctx.body = { agents: agents.map((agent) => ({ agentName: agent.name, version: agent.latest_version, publishedAt: agent.updated_at.toISOString() })) };
   });
 
   return router;

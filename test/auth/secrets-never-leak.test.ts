@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import { post } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createAccount, createUser, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import type { TestSmtp } from '../helpers/smtp.js';
 import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { parseServiceAccountKey } from '../../shared/service-account-key.js';
 
 /**
  * Runs every sign-in flow with recognisable secrets, then searches everything the service wrote — each
@@ -14,12 +18,17 @@ import { createTestClock } from '../helpers/test-clock.js';
  * pub/sub payloads included), and every response body — for them.
  */
 describe('secrets never reach logs, Redis or responses', function () {
+  this.timeout(60_000);
   const clock = createTestClock();
   let smtp: TestSmtp;
   let stack: MailStack;
   let monitor: Redis;
   const redisTraffic: string[] = [];
   const responses: string[] = [];
+  const record = <T extends { body: unknown; headers: Headers }>(response: T) => {
+    responses.push(JSON.stringify(response.body), JSON.stringify([...response.headers.entries()].filter(([name]) => name !== 'set-cookie')));
+    return response;
+  };
 
   before(async () => {
     stack = await startStackWithMail({ LOG_LEVEL: 'trace' }, { clock });
@@ -36,10 +45,6 @@ describe('secrets never reach logs, Redis or responses', function () {
     const sentinel = `Sentinel${randomBytes(8).toString('hex')}`;
     const passwords = [`${sentinel}-first password`, `${sentinel}-second password`, `${sentinel}-wrong password`, `${sentinel}-agentexec`];
     const basicCredentials = randomBytes(12).toString('hex');
-    const record = <T extends { body: unknown; headers: Headers }>(response: T) => {
-      responses.push(JSON.stringify(response.body), JSON.stringify([...response.headers.entries()].filter(([name]) => name !== 'set-cookie')));
-      return response;
-    };
     const user = await createUser(stack.runtime.db);
     const agentName = uniqueAgentName('echo');
     await publishAgent(stack.runtime.db, agentName, `export default async (sys) => { sys.say('hello ' + sys.caller.kind); }`);
@@ -84,7 +89,7 @@ describe('secrets never reach logs, Redis or responses', function () {
     const secrets: [string, string][] = [
       ...passwords.map((p, i): [string, string] => [`password ${i}`, p]),
       ['key', account.key],
-      ['key secret', account.key.split('_').at(-1)!],
+      ['key secret', parseServiceAccountKey(account.key)!.secret], // base64url: may itself hold '_'
       ['bad key', badKey],
       ['cookie', cookieValue],
       ['session token', sessionToken],
@@ -102,13 +107,74 @@ describe('secrets never reach logs, Redis or responses', function () {
         const found = lines.find((line) => line.includes(secret));
         assert.equal(found, undefined, `the ${name} appears in ${place}: ${found?.slice(0, 300)}`);
       }
-      // A code is 6 digits: look for it as a number of its own.
       // A code is 6 digits: look for it as a number of its own (timestamps are longer numbers).
       for (const oneCode of [code, secondCode]) {
         const codePattern = new RegExp(`(?<![0-9])${oneCode}(?![0-9])`);
         const withCode = lines.find((line) => codePattern.test(line));
         assert.equal(withCode, undefined, `the code appears in ${place}: ${withCode?.slice(0, 300)}`);
       }
+    }
+  });
+
+  it('for agent secrets: the destination gets the value; responses, logs, Redis, journals and reports never do', async () => {
+    const secret = `sk-Sentinel${randomBytes(10).toString('hex')}`;
+    const seenByServer: string[] = [];
+    const api = createServer((req, res) => {
+      seenByServer.push(`${req.url} ${req.headers.authorization}`);
+      res.end('{"ok":true}');
+    });
+    await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+    const apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+    try {
+      const admin = await createAccount(stack.runtime.db, 'admin');
+      const caller = await createAccount(stack.runtime.db);
+      const agentName = uniqueAgentName('secretive');
+      await publishAgent(
+        stack.runtime.db,
+        agentName,
+        `export default async (sys) => {
+          const key = sys.secrets.API_KEY;
+          console.log('using', key);
+          await sys.fetch('${apiUrl}/v1?key=' + key, { headers: { authorization: 'Bearer ' + key } });
+          const { go } = await sys.ask({ message: 'Go on?', inputs: [{ name: 'go', type: 'str' }] });
+          await sys.fetch('http://10.255.255.1/?key=' + key, { timeoutMs: 100 });
+        }`,
+      );
+      record(await post(stack.url, '/api/admin/setSecret', { agentName, key: 'API_KEY', value: secret }, { key: admin.key }));
+      const listed = record(await post(stack.url, '/api/admin/listSecrets', { agentName }, { key: admin.key }));
+      assert.deepEqual(listed.body, { agentName, keys: ['API_KEY'] });
+      const refused = record(await post(stack.url, '/api/admin/listSecrets', { agentName }, { key: caller.key }));
+      assert.equal(refused.status, 403);
+
+      const paused = record(await post(stack.url, '/api/exec/execAgent', { agentName, stream: false }, { key: caller.key }));
+      assert.equal(paused.body.resultCode, 'ask', JSON.stringify(paused.body));
+      const stored = await sql<{ journal: unknown }>`select journal from paused_asks where convid = ${paused.body.convid}`.execute(stack.runtime.db);
+      const journalText = JSON.stringify(stored.rows);
+      assert.match(journalText, /key=\*{8}/, 'the journal keeps the URL with the secret masked');
+      const failed = record(await post(stack.url, '/api/exec/execAgent', { agentName, convid: paused.body.convid, inputs: { go: 'yes' } }, { key: caller.key }));
+      assert.equal(failed.body.resultCode, 'callFailed', JSON.stringify(failed.body));
+      assert.match(failed.body.error.message, /key=\*{8}/);
+      await new Promise((resolve) => setTimeout(resolve, 300)); // let the log lines settle
+
+      assert.deepEqual(seenByServer, [`/v1?key=${secret} Bearer ${secret}`], 'the API got the secret, once: the resumed run replayed its answer');
+      const executions = await sql<{ row: unknown }>`select row_to_json(e) as row from executions e where convid = ${paused.body.convid}`.execute(stack.runtime.db);
+      const places: [string, string[]][] = [
+        ['logs', stack.logLines],
+        ['Redis', redisTraffic],
+        ['responses', responses],
+        ['the paused journal', [journalText]],
+        ['execution records', executions.rows.map((r) => JSON.stringify(r))],
+      ];
+      assert.equal(executions.rows.length, 2);
+      for (const [place, lines] of places) {
+        const found = lines.find((line) => line.includes(secret));
+        assert.equal(found, undefined, `the agent secret appears in ${place}: ${found?.slice(0, 300)}`);
+      }
+      const sealed = await sql<{ sealed: string }>`select sealed from agent_secrets where agent_name = ${agentName}`.execute(stack.runtime.db);
+      assert.equal(sealed.rows.length, 1);
+      assert.equal(sealed.rows[0]!.sealed.includes(secret), false, 'sealed at rest');
+    } finally {
+      api.close();
     }
   });
 });

@@ -14,11 +14,12 @@ export interface Spawned {
 }
 
 /** Runs one of the compiled entry points (`server/main.js`, `workers/main.js`, `cli/main.js`) as its own process. */
-export function spawnEntry(entry: string, args: string[] = [], env: Record<string, string> = {}): Spawned {
+export function spawnEntry(entry: string, args: string[] = [], env: Record<string, string> = {}, stdin?: string): Spawned {
   const child = spawn(process.execPath, ['--no-node-snapshot', `${distRoot}${entry}`, ...args], {
     env: { PATH: process.env.PATH ?? '', ...testEnv, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
+  if (stdin !== undefined) child.stdin!.end(stdin);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
   child.stderr!.on('data', (chunk) => (output += chunk));
@@ -36,9 +37,9 @@ export async function waitForOutput(spawned: Spawned, pattern: RegExp, timeoutMs
   }
 }
 
-/** Runs a CLI command to its end; returns exit code, stdout+stderr, and the parsed JSON line when there is one. */
-export async function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; output: string; json: any }> {
-  const spawned = spawnEntry('cli/main.js', args, { LOG_LEVEL: 'warn', ...env });
+/** Runs a CLI command to its end (fed `stdin` when given); returns exit code, stdout+stderr, and the parsed JSON line when there is one. */
+export async function runCli(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<{ code: number | null; output: string; json: any }> {
+  const spawned = spawnEntry('cli/main.js', args, { LOG_LEVEL: 'warn', ...env }, stdin);
   const code = await spawned.exited;
   const output = spawned.output();
   const jsonLine = output.split('\n').find((line) => line.startsWith('{'));

@@ -1,3 +1,5 @@
+import { createEventStreamParser } from '../../clients/typescript/src/server-sent-events.js';
+
 /** One server-sent event as a client sees it. */
 export interface SseEvent {
   id: string | undefined;
@@ -47,18 +49,14 @@ export async function openStream(
   } else {
     done = (async () => {
       const decoder = new TextDecoder();
-      let buffer = '';
+      const parser = createEventStreamParser();
       try {
         for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
           const text = decoder.decode(chunk, { stream: true });
           raw += text;
-          buffer += text;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, end);
-            buffer = buffer.slice(end + 2);
-            const event = parseBlock(block);
-            if (event) events.push(event);
+          const at = performance.now();
+          for (const event of parser.push(text)) {
+            events.push({ id: event.id === '' ? undefined : event.id, event: event.event, data: JSON.parse(event.data), at });
           }
           notify();
         }
@@ -105,21 +103,4 @@ export async function openStream(
       });
     },
   };
-}
-
-function parseBlock(block: string): SseEvent | undefined {
-  let id: string | undefined;
-  let event = 'message';
-  const data: string[] = [];
-  for (const line of block.split('\n')) {
-    if (line.startsWith(':')) continue;
-    const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
-    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-    if (field === 'id') id = value;
-    else if (field === 'event') event = value;
-    else if (field === 'data') data.push(value);
-  }
-  if (!data.length && id === undefined) return undefined;
-  return { id, event, data: data.length ? JSON.parse(data.join('\n')) : undefined, at: performance.now() };
 }

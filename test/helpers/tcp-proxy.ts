@@ -1,18 +1,24 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
 /**
- * A TCP proxy in front of Redis or PostgreSQL, so a test can make the server unreachable (every
- * connection dropped, new ones refused) and reachable again, without touching the real server.
+ * A TCP proxy in front of Redis, PostgreSQL or the web server, so a test can make the server
+ * unreachable (every connection dropped, new ones refused) and reachable again, or cut the
+ * connections open now while new ones still get through, without touching the real server.
  */
 export interface TcpProxy {
   port: number;
   cut(): Promise<void>;
   restore(): Promise<void>;
+  /** Destroys the connections open now; later ones are proxied as before. */
+  dropConnections(): void;
+  /** Everything clients sent through the proxy so far, as text (an HTTP test reads request heads in it). */
+  sent(): string;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  let sent = '';
   let server: Server | undefined;
   let port = 0;
 
@@ -25,6 +31,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         socket.on('close', () => sockets.delete(socket));
         socket.on('error', () => undefined);
       }
+      client.on('data', (chunk: Buffer) => void (sent += chunk.toString('latin1')));
       client.pipe(upstream).pipe(client);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
@@ -47,6 +54,10 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     },
     cut: stop,
     restore: listen,
+    dropConnections() {
+      for (const socket of sockets) socket.destroy();
+    },
+    sent: () => sent,
     close: stop,
   };
 }

@@ -35,7 +35,7 @@ describe('/api/openapi.json', () => {
     assert.equal(response.status, 200);
     doc = (await response.json()) as Document;
     ajv = new Ajv2020({ strict: true, allErrors: true, validateFormats: false });
-    for (const field of ['openapi', 'info', 'jsonSchemaDialect', 'paths', 'components']) ajv.addKeyword(field);
+    for (const field of ['openapi', 'servers', 'info', 'jsonSchemaDialect', 'paths', 'components']) ajv.addKeyword(field);
     ajv.addSchema(doc, 'openapi.json');
   });
   after(() => stack.close());

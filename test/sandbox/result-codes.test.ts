@@ -84,6 +84,14 @@ describe('sandbox result codes', () => {
     assert.equal(outcome.output.length, 8);
   });
 
+  it('ends errorInAgent, within the run, when a loop of small writes passes 8 MiB (written text is sent in batches)', async () => {
+    const started = Date.now();
+    const outcome = await runAgent(`export default async function (sys) { const kb = 'x'.repeat(1024); for (;;) sys.write(kb); }`, { memoryMb: 64 });
+    assert.equal(outcome.resultCode, 'errorInAgent');
+    assert.match(errorOf(outcome).message, /output too large/);
+    assert.ok(Date.now() - started < 4000, 'ended by the limit, not the run time');
+  });
+
   it('ends errorInAgent when the memory limit is exceeded', async () => {
     const outcome = await runAgent(
       `export default async function () { const keep = []; while (true) keep.push({ s: 'x'.repeat(64) + keep.length }); }`,

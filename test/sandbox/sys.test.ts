@@ -91,6 +91,30 @@ describe('sandbox sys', () => {
     ]);
   });
 
+  it('keeps written text in order with parts, logs and sys calls, and sends it before the code that follows yields', async () => {
+    const events: string[] = [];
+    const outcome = await runAgent(
+      `export default async function (sys) {
+        sys.write('a'); sys.log('log 1'); sys.write('b'); sys.now(); sys.write('c');
+        await sys.sleep(1);
+        sys.write('d'); sys.say('e'); sys.write('f');
+        await new Promise((resolve) => resolve());
+        sys.log('log 2');
+        sys.write('g');
+      }`,
+      {
+        onPart: (part) => events.push(`part:${part.type === 'text' ? part.text : part.type}`),
+        onDelta: (text) => events.push(`delta:${text}`),
+        onLog: (line) => events.push(`log:${line}`),
+      },
+    );
+    assert.deepEqual(outcome.output, [
+      { type: 'text', text: 'abcd' },
+      { type: 'text', text: 'efg' },
+    ]);
+    assert.deepEqual(events, ['part:a', 'log:log 1', 'delta:b', 'delta:c', 'delta:d', 'part:e', 'delta:f', 'log:log 2', 'delta:g']);
+  });
+
   it('formats log arguments to one line, console.log included', async () => {
     const lines: string[] = [];
     await runAgent(

@@ -45,6 +45,24 @@ describe('Idempotency-Key', () => {
     assert.deepEqual(unstreamed.body.output, original.filter((e) => e.event === 'part').map((e) => e.data), 'and a later plain retry gets the same output');
   });
 
+  it('sends a streamed retry only the events after its Last-Event-ID, while the run goes on and after it ended', async () => {
+    const headers = { 'Idempotency-Key': 'stream-resume' };
+    const first = await openStream(stack.url, '/api/exec/execAgent', { agentName: roller, stream: true }, { key: account.key, headers });
+    const part = await first.next((e) => e.event === 'part');
+    first.abort();
+    const resumed = await openStream(stack.url, '/api/exec/execAgent', { agentName: roller, stream: true }, { key: account.key, headers: { ...headers, 'Last-Event-ID': part.id! } });
+    const rest = await resumed.done;
+    assert.deepEqual(
+      rest.map((e) => [Number(e.id), e.event]),
+      [
+        [Number(part.id) + 1, 'part'],
+        [Number(part.id) + 2, 'end'],
+      ],
+    );
+    const again = await openStream(stack.url, '/api/exec/execAgent', { agentName: roller, stream: true }, { key: account.key, headers: { ...headers, 'Last-Event-ID': String(Number(part.id) + 1) } });
+    assert.deepEqual((await again.done).map((e) => e.event), ['end'], 'after the end, from the kept event log');
+  });
+
   it('keeps keys per caller, and refuses a key reused for another request or malformed', async () => {
     const mine = await call(account.key, 'shared-key');
     const other = await createAccount(stack.runtime.db);

@@ -67,6 +67,31 @@ describe('web app: asks', function () {
     assertNoPageErrors(web.errors);
   });
 
+  it('keeps the user’s other answers when the agent refuses one', async () => {
+    const { page } = web;
+    await search(page, 'form');
+    const form = page.getByRole('form', { name: 'Tell us about yourself' });
+    await expectVisible(form);
+    await form.getByLabel('Your name').fill('Grace');
+    await form.getByLabel('A secret').fill('s3cret');
+    await form.getByRole('radio', { name: 'blue' }).check();
+    await form.getByRole('checkbox', { name: 'Go' }).check();
+    // "About you" left empty: the agent needs it, and refuses the answers.
+    await form.getByRole('button', { name: 'Send answers' }).click();
+    await expectVisible(form.getByText('An answer is required.'));
+    assert.equal(await form.getByLabel('Your name').inputValue(), 'Grace');
+    assert.equal(await form.getByLabel('A secret').inputValue(), 's3cret');
+    assert.equal(await form.getByRole('radio', { name: 'blue' }).isChecked(), true);
+    assert.equal(await form.getByRole('checkbox', { name: 'Go' }).isChecked(), true);
+    assert.equal(await form.getByRole('checkbox', { name: 'TypeScript' }).isChecked(), true);
+    assert.equal(await focusedElementId(page), await form.getByLabel('About you').getAttribute('id'), 'the focus is on the refused field');
+    await saveScreenshot(page, 'ask-refused-answers-kept');
+    await form.getByLabel('About you').fill('Writes compilers.');
+    await form.getByRole('button', { name: 'Send answers' }).click();
+    await expectVisible(transcript(page).getByText('Thanks Grace: secret of 6 characters, bio "Writes compilers.", colour blue, languages ts+go.'));
+    assertNoPageErrors(web.errors);
+  });
+
   it('an invalid answer is shown next to its field, which gets the focus; the keyboard fixes it', async () => {
     const { page } = web;
     await search(page, 'size');

@@ -67,6 +67,26 @@ describe('web app: conversations', function () {
     assertNoPageErrors(errors);
   });
 
+  it('shows a conversation opened on another page as its whole transcript, read back from the server', async () => {
+    const first = await signedInPage();
+    await search(first.page, 'alpha');
+    await expectVisible(transcript(first.page).getByText('(search 1 here)'));
+    await search(first.page, 'beta');
+    await expectVisible(transcript(first.page).getByText('(search 2 here)'));
+    const address = new URL(first.page.url()).pathname;
+
+    const { page, errors } = await signedInPage();
+    await page.goto(address);
+    const shown = transcript(page);
+    await expectVisible(shown.getByText('You searched for alpha (search 1 here).'));
+    await expectVisible(shown.getByText('You searched for beta (search 2 here).'));
+    assert.deepEqual(await shown.locator('.turn-sent').allInnerTexts(), ['alpha', 'beta'], 'each turn with the query that started it, in order');
+    await saveScreenshot(page, 'conversation-transcript');
+    await search(page, 'gamma');
+    await expectVisible(shown.getByText('You searched for gamma (search 3 here).'));
+    assertNoPageErrors(errors);
+  });
+
   it('a conversation paused on an ask, opened on another page, shows the ask again and continues', async () => {
     const first = await signedInPage();
     await search(first.page, 'size');
@@ -81,6 +101,10 @@ describe('web app: conversations', function () {
     await form.getByRole('button', { name: 'Send answers' }).click();
     await expectVisible(transcript(page).getByText('Size small it is.'));
     await saveScreenshot(page, 'conversation-continued');
+    // Answered, its last call has no query: it is still listed by the query that started it.
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await expectVisible(page.getByRole('link', { name: 'size', exact: true }));
+    await saveScreenshot(page, 'conversations-titled');
     assertNoPageErrors(errors);
   });
 });

@@ -3,6 +3,7 @@ import { createUser, strongPassword, uniqueAgentName } from '../helpers/fixtures
 import { signInThroughForm } from './helpers/app-actions.js';
 import { openPage, saveFailureScreenshot, saveScreenshot, type WebPage } from './helpers/chromium.js';
 import { assertNoPageErrors, expectHidden, expectVisible, focusedElementId } from './helpers/expect.js';
+import { waitFor } from '../helpers/wait.js';
 import { startWebSuite, type WebSuite } from './helpers/web-suite.js';
 
 const brokenSource = `export default async (sys) => {
@@ -60,6 +61,16 @@ describe('web app: drafts for developers', function () {
     await saveScreenshot(page, 'draft-compile-error');
     await compileErrors.getByRole('button', { name: /^Line 3/ }).click();
     assert.equal(await focusedElementId(page), 'source', 'the error link puts the cursor in the editor');
+    const draftAddress = page.url();
+
+    // The drafts list says which drafts do not compile.
+    await page.getByRole('link', { name: 'Develop' }).click();
+    const listed = page.locator('li').filter({ has: page.getByRole('link', { name: agentName, exact: true }) });
+    await expectVisible(listed.getByText('does not compile'));
+    await saveScreenshot(page, 'drafts-list-broken');
+    await page.goto(draftAddress);
+    // The editor loads the draft after the page: wait for it, or typing would be overwritten by it.
+    await waitFor(async () => (await source.inputValue()) === brokenSource, 15_000, 'the draft loaded in the editor');
 
     await source.fill(workingSource);
     await page.getByRole('button', { name: 'Validate' }).click();

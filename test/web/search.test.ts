@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { createUser, strongPassword } from '../helpers/fixtures.js';
+import { createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
 import { search, signInThroughForm, transcript } from './helpers/app-actions.js';
 import { openPage, saveFailureScreenshot, phoneViewport, saveScreenshot, type WebPage } from './helpers/chromium.js';
 import { assertNoPageErrors, expectHidden, expectVisible } from './helpers/expect.js';
@@ -46,6 +46,20 @@ describe('web app: the search box', function () {
     await expectVisible(transcript(page).getByText('First words arrive, and the rest comes later.'));
     await expectVisible(page.getByRole('button', { name: 'Search' }));
     await expectHidden(page.getByRole('button', { name: 'Stop' }));
+    assertNoPageErrors(web.errors);
+  });
+
+  it('lets the user pick the agent when more than one is published', async () => {
+    const picked = uniqueAgentName('picked');
+    await publishAgent(suite.stack.runtime.db, picked, `export default async (sys) => { sys.say('The picked agent answers ' + sys.query); }`);
+    const { page } = await signedInPage();
+    const select = page.getByLabel('Agent', { exact: true });
+    await expectVisible(select);
+    assert.equal(await select.inputValue(), suite.agentName, 'the default agent comes first');
+    await select.selectOption(picked);
+    await search(page, 'hi');
+    await expectVisible(transcript(page).getByText('The picked agent answers hi'));
+    await saveScreenshot(page, 'search-agent-picked');
     assertNoPageErrors(web.errors);
   });
 

@@ -41,6 +41,9 @@ describe('web app: signing in', function () {
     await expectVisible(page.getByRole('button', { name: 'Sign out' }));
     await expectVisible(page.getByRole('searchbox', { name: 'Search' }));
     await expectVisible(page.getByText('Test User'));
+    assert.equal(await focusedElementId(page), 'query', 'the search box has the focus after signing in');
+    await page.keyboard.type('typed at once');
+    assert.equal(await page.getByRole('searchbox', { name: 'Search' }).inputValue(), 'typed at once');
     assertNoPageErrors(web.errors);
   });
 

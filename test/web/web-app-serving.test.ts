@@ -56,6 +56,15 @@ describe('web app: how the web process serves it', function () {
     assert.equal(((await missing.json()) as { error: { code: string } }).error.code, 'notFound');
   });
 
+  it('serves a favicon as an icon, not a JSON 404', async () => {
+    const icon = await get('/favicon.ico');
+    assert.equal(icon.status, 200);
+    assert.match(icon.headers.get('content-type')!, /^image\/(x-icon|vnd\.microsoft\.icon)/);
+    const bytes = new Uint8Array(await icon.arrayBuffer());
+    assert.deepEqual([...bytes.subarray(0, 4)], [0, 0, 1, 0], 'an ICO file');
+    assert.match(await (await get('/')).text(), /<link rel="icon" href="\/favicon\.ico"/);
+  });
+
   it('never answers the app for the API, the admin pages, the operations endpoints or a POST', async () => {
     for (const path of ['/api/conv/list', '/api/nothing', '/admin/nothing']) {
       const response = await get(path);

@@ -1,6 +1,6 @@
 import { createContext } from 'preact';
 import type { ApiErrorBody } from './api/http';
-import type { AskInput, ConversationSummary, OutputPart, RunEndData } from './api/types';
+import type { Answers, AskInput, ConversationSummary, OutputPart, RunEndData } from './api/types';
 
 /** One call in a conversation as the page shows it: what was sent, what came back, how it ended. */
 export interface Turn {
@@ -18,18 +18,21 @@ export interface PendingAsk {
   agentName: string;
   askInput: AskInput;
   fieldErrors?: Record<string, string>;
+  /** The answers the user sent and the agent refused: the form shows them again, not the defaults. */
+  refusedAnswers?: Answers;
 }
 
 export interface ConversationView {
   turns: Turn[];
   ask?: PendingAsk;
+  /** The answers of the call going on, while it goes on. */
+  sentAnswers?: Answers;
   summary?: ConversationSummary;
 }
 
 /**
- * What this page has shown of each conversation, by convid, while it stays open: the server keeps a
- * conversation's state but not its transcript, so reopening one shows what this page saw of it.
- * Cleared on sign-out.
+ * What this page has shown of each conversation, by convid, while it stays open, so going back to one
+ * shows it at once (one this page has not seen is read back with /api/conv/get). Cleared on sign-out.
  */
 export interface ConversationStore {
   get(convid: string): ConversationView | undefined;

@@ -7,7 +7,7 @@ import { agentNotFound, answersRefused, draftChanged, unknownConversation, type 
 import { keptChanges } from './kept-changes.js';
 import { responseOfRun, runAgent } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
-import { freshStart, resumeFrom } from './run-start.js';
+import { freshStart, queryOf, resumeFrom } from './run-start.js';
 import { confirmSession } from './session-watch.js';
 import { validateAnswers } from './validate-answers.js';
 
@@ -39,6 +39,6 @@ export async function runOnConversation(deps: RunDeps, data: RunJobData, inputs:
   const ran = await runAgent(deps, data, start, sink, signal);
   const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
   const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
-  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome) };
+  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };
   return commitRun(deps.db, data, conversation.version, changes, ending);
 }

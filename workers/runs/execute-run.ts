@@ -16,8 +16,16 @@ import type { RunDeps, RunEventSink } from './run-deps.js';
  * read: otherwise nothing of it is kept.
  */
 export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
-  if (data.newConversation) return runFirst(deps, data, inputs, sink, signal);
   const turn = data.turn;
+  if (data.newConversation) {
+    // A background run's first call holds the new conversation's turn (it is first in line): the calls
+    // its caller queued behind it wait for its end.
+    try {
+      return await runFirst(deps, data, inputs, sink, signal);
+    } finally {
+      if (turn) await deps.turns.release(data.convid, turn);
+    }
+  }
   if (!turn) return runOnConversation(deps, data, inputs, sink, signal);
   try {
     const waited = await deps.turns.wait(data.convid, turn, {

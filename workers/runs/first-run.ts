@@ -5,7 +5,7 @@ import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
 import { keptChanges } from './kept-changes.js';
 import { responseOfRun, runAgent } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
-import { freshStart } from './run-start.js';
+import { freshStart, queryOf } from './run-start.js';
 import { confirmSession } from './session-watch.js';
 
 /**
@@ -19,5 +19,5 @@ export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObje
   const ran = await runAgent(deps, data, start, sink, signal);
   const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
   const changes = keptChanges(deps, data, undefined, start, outcome, startedAt);
-  return commitFirstRun(deps.firstRuns, data, changes, { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome) });
+  return commitFirstRun(deps.firstRuns, data, changes, { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) });
 }

@@ -6,7 +6,7 @@ import type { RunChanges } from '../../runs/commit.js';
 import { appendHistory } from '../../runs/conversation-rules.js';
 import type { SandboxOutcome } from '../sandbox/sandbox.types.js';
 import type { RunDeps } from './run-deps.js';
-import type { RunStart } from './run-start.js';
+import { queryOf, type RunStart } from './run-start.js';
 import { sealJournal } from './sealed-journal.js';
 
 /**
@@ -23,7 +23,7 @@ export function keptChanges(
   now: Date,
 ): RunChanges | undefined {
   if (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask') return undefined;
-  const query = !start.resuming && typeof start.state.inputs.query === 'string' ? start.state.inputs.query : null;
+  const query = queryOf(start);
   const state: ConversationState = {
     agentVars: { ...conversation?.agent_vars, [data.agentName]: outcome.vars },
     convVars: outcome.conv,

@@ -8,6 +8,7 @@ import type { FirstRunWriter } from '../../runs/first-run-writer.js';
 import type { ConversationTurns } from '../../runs/turns.js';
 import type { ContextPool } from '../sandbox/context-pool.js';
 import type { AgentCodeCache } from './agent-code-cache.js';
+import type { AgentSecretsCache } from './agent-secrets-cache.js';
 
 /** What a worker's run of an agent needs (built once per worker, run-worker.ts). */
 export interface RunDeps {
@@ -16,6 +17,7 @@ export interface RunDeps {
   box: SecretBox;
   clock: Clock;
   agents: AgentCodeCache;
+  secrets: AgentSecretsCache;
   turns: ConversationTurns;
   isolates: ContextPool;
   firstRuns: FirstRunWriter;

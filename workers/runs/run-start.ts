@@ -17,6 +17,11 @@ export interface RunStart {
   resuming: boolean;
 }
 
+/** The query a run was called with, as its turn keeps it: a new prompt's inputs.query; null for answers. */
+export function queryOf(start: RunStart): string | null {
+  return !start.resuming && typeof start.state.inputs.query === 'string' ? start.state.inputs.query : null;
+}
+
 /**
  * A new prompt: the latest published version (or the draft), the conversation's variables and history
  * as they are (none for a new conversation), a fresh random seed. Undefined when there is no such agent.

@@ -71,18 +71,18 @@ export async function loadAgentContext(sandbox: SandboxIsolate): Promise<LoadRes
 
 /** The host's sync and async call references, answering only the run `binding` holds. */
 function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
-  const hostSync = new ivm.Reference((token: unknown, op: unknown, payload: unknown) => {
+  const hostSync = new ivm.Reference((token: unknown, op: unknown, payload: unknown, outbox: unknown) => {
     const session = boundSession(binding, token);
-    return session ? handleSyncCall(session, op, payload) : haltReply();
+    return session ? handleSyncCall(session, op, payload, outbox) : haltReply();
   });
-  const hostAsync = new ivm.Reference(async (token: unknown, op: unknown, payload: unknown) => {
+  const hostAsync = new ivm.Reference(async (token: unknown, op: unknown, payload: unknown, outbox: unknown) => {
     const session = boundSession(binding, token);
     if (!session) return haltReply();
     // The bootstrap stops at the same limit; this holds even if it did not.
     if (binding.pendingCalls >= maxPendingCalls) return endForTooManyPendingCalls(session);
     binding.pendingCalls += 1;
     try {
-      return await handleAsyncCall(session, op, payload);
+      return await handleAsyncCall(session, op, payload, outbox);
     } finally {
       binding.pendingCalls -= 1;
     }
@@ -111,6 +111,7 @@ export async function runInAgentContext(agent: AgentContext, session: Session): 
     conv: run.conv,
     randomSeed: run.randomSeed,
     trace: run.onTrace !== undefined,
+    secrets: run.secrets ?? {},
   };
   try {
     const text: unknown = await agent.start.apply(undefined, [token, JSON.stringify(config)], { result: { promise: true, copy: true } });

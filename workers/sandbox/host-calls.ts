@@ -6,6 +6,7 @@ import { isReplaying } from './journal.js';
 import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
 import { addPart, imagePart, writeText, type OutputChange } from './output.js';
 import { emitChange, hasEnded, type Session } from './session.js';
+import { callFetchClose, callFetchRead } from './streamed-fetch.js';
 import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from './trace-calls.js';
 
 /**
@@ -18,14 +19,20 @@ import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from '.
 type Payload = Record<string, unknown>;
 type ReplyError = { kind: 'type' | 'fetch' | 'halt'; message: string };
 
+/** What the isolate queues in a run's outbox (bootstrap/host.ts `queueOutput`): made in order before the call that carries it. */
+const queuedOps: Record<string, (session: Session, payload: Payload) => void> = {
+  write: (session, p) => emitOutput(session, () => writeText(session.output, stringField(p, 'text'))),
+};
+
 const syncOps: Record<string, (session: Session, payload: Payload) => unknown> = {
   say: (session, p) => emitOutput(session, () => addPart(session.output, { type: 'text', text: stringField(p, 'text') })),
   html: (session, p) => emitOutput(session, () => addPart(session.output, { type: 'html', html: stringField(p, 'html') })),
-  image: (session, p) => emitOutput(session, () => addPart(session.output, imageFromPayload(p))),
-  write: (session, p) => emitOutput(session, () => writeText(session.output, stringField(p, 'text'))),
   log: (session, p) => logLine(session, stringField(p, 'line')),
+  image: (session, p) => emitOutput(session, () => addPart(session.output, imageFromPayload(p))),
+  flush: () => null,
   fail: (session, p) => session.end({ resultCode: 'failCommand', error: { message: stringField(p, 'message') } }),
   now: (session) => callNow(session),
+  fetchClose: callFetchClose,
   trace: (session, p) => (isTracing(session) ? traceVariableChange(session, p) : undefined),
   tooManyPending: () => {
     throw tooManyPendingCalls;
@@ -44,13 +51,16 @@ export function endForTooManyPendingCalls(session: Session): string {
 const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<unknown>> = {
   sleep: callSleep,
   fetch: callFetch,
+  fetchRead: callFetchRead,
   ask: callAsk,
 };
 
-export function handleSyncCall(session: Session, op: unknown, payloadText: unknown): string {
+export function handleSyncCall(session: Session, op: unknown, payloadText: unknown, outbox: unknown): string {
   try {
     const handler = typeof op === 'string' ? syncOps[op] : undefined;
     if (!handler || hasEnded(session)) return haltReply();
+    makeQueuedOutput(session, outbox);
+    if (hasEnded(session)) return haltReply();
     const payload = parsePayload(payloadText, op);
     const value = isTracing(session) ? traceSyncCall(session, op as string, payload, () => handler(session, payload)) : handler(session, payload);
     return JSON.stringify({ ok: true, value: value ?? null });
@@ -59,15 +69,35 @@ export function handleSyncCall(session: Session, op: unknown, payloadText: unkno
   }
 }
 
-export async function handleAsyncCall(session: Session, op: unknown, payloadText: unknown): Promise<string> {
+export async function handleAsyncCall(session: Session, op: unknown, payloadText: unknown, outbox: unknown): Promise<string> {
   try {
     const handler = typeof op === 'string' ? asyncOps[op] : undefined;
     if (!handler || hasEnded(session)) return haltReply();
+    makeQueuedOutput(session, outbox);
+    if (hasEnded(session)) return haltReply();
     const payload = parsePayload(payloadText, op);
     const value = isTracing(session) ? await traceAsyncCall(session, op as string, payload, () => handler(session, payload)) : await handler(session, payload);
     return JSON.stringify({ ok: true, value: value ?? null });
   } catch (err) {
     return replyWithError(session, err);
+  }
+}
+
+/**
+ * Makes the output a host call carries (or a run's result), in the order the agent made it. What
+ * fails (output past its limit) ends the run; the rest of the outbox is dropped with it.
+ */
+export function makeQueuedOutput(session: Session, outbox: unknown): void {
+  if (typeof outbox !== 'string' || outbox === '' || hasEnded(session)) return;
+  const items: unknown = JSON.parse(outbox, outbox.includes('\\u') ? storableStrings : undefined);
+  if (!Array.isArray(items)) throw new AgentTypeError('malformed output');
+  for (const item of items) {
+    if (hasEnded(session)) return;
+    const [op, payload] = Array.isArray(item) ? (item as [unknown, unknown]) : [];
+    const handler = typeof op === 'string' ? queuedOps[op] : undefined;
+    if (!handler || typeof payload !== 'object' || payload === null) throw new AgentTypeError('malformed output');
+    if (isTracing(session)) traceSyncCall(session, op as string, payload as Payload, () => handler(session, payload as Payload));
+    else handler(session, payload as Payload);
   }
 }
 

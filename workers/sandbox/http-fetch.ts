@@ -5,6 +5,7 @@ import type { LookupFunction } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isDestinationAllowed, parseIp, type AllowRule } from './destination-guard.js';
 import { fetchAgent } from './fetch-agents.js';
+import { readBodyStream, type FetchBodyStream } from './fetch-body-stream.js';
 import type { FetchResult } from './sandbox.types.js';
 
 /** Largest response body sys.fetch reads. */
@@ -25,6 +26,15 @@ export interface FetchOptions {
   signal: AbortSignal;
   /** The keep-alive pool the request may use: the run's caller and rules (fetch-agents.ts). */
   pool: string;
+  /** The setting `allow` comes from, named in a refusal (default AGENT_HTTP_ALLOW). */
+  allowSetting?: string;
+}
+
+/** A streamed response (`stream: true`): the head at once, the body as it arrives. */
+export interface FetchStreamResult {
+  status: number;
+  headers: Record<string, string>;
+  body: FetchBodyStream;
 }
 
 /** A failed sys.fetch (network error, timeout, refused destination); the agent sees it thrown. */
@@ -42,9 +52,31 @@ export const fetchMethods: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'P
  * the run's caller and rules only (fetch-agents.ts): a pooled socket passed the same check.
  */
 export function httpFetch(request: FetchRequest, options: FetchOptions): Promise<FetchResult> {
+  return send(request, options, readWholeResponse);
+}
+
+/**
+ * sys.fetch with `stream: true`: settles at the response's headers. `options.timeoutMs` bounds the
+ * wait for them and then each read's wait for the next chunk; the run's end (`options.signal`) closes
+ * the connection whenever it comes.
+ */
+export function httpFetchStream(request: FetchRequest, options: FetchOptions): Promise<FetchStreamResult> {
+  return send(request, options, (req, res, done) => {
+    done({
+      status: res.statusCode ?? 0,
+      headers: joinHeaders(res.rawHeaders),
+      body: readBodyStream(req, res, { timeoutMs: options.timeoutMs, signal: options.signal, maxBytes: maxResponseBytes }),
+    });
+  });
+}
+
+/** Reads a response: calls `done` with what the request settles with, or `fail`. */
+type ResponseReader<T> = (req: http.ClientRequest, res: IncomingMessage, done: (result: T) => void, fail: (err: Error) => void) => void;
+
+function send<T>(request: FetchRequest, options: FetchOptions, readResponse: ResponseReader<T>): Promise<T> {
   const refused = refuseUnsendable(request);
   if (refused) return Promise.reject(refused);
-  return sendRequest(new URL(request.url), request, options).catch((err: unknown) => {
+  return sendRequest(new URL(request.url), request, options, readResponse).catch((err: unknown) => {
     throw fetchFailure(request, err instanceof Error ? err.message : String(err));
   });
 }
@@ -62,36 +94,37 @@ export function refuseUnsendable(request: FetchRequest): FetchFailure | null {
   return null;
 }
 
-function fetchFailure(request: FetchRequest, reason: string): FetchFailure {
+export function fetchFailure(request: FetchRequest, reason: string): FetchFailure {
   return new FetchFailure(`sys.fetch ${request.method} ${request.url} failed: ${reason}`);
 }
 
 // async: what node:http throws at once (an invalid header value) becomes this fetch's failure.
-async function sendRequest(url: URL, request: FetchRequest, options: FetchOptions): Promise<FetchResult> {
+async function sendRequest<T>(url: URL, request: FetchRequest, options: FetchOptions, readResponse: ResponseReader<T>): Promise<T> {
   if (options.signal.aborted) throw new Error('the run ended');
   const hostname = url.hostname.replace(/^\[|\]$/g, '');
   const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
   // Node does not call `lookup` for IP literals, so those are checked here.
   if (parseIp(hostname) && !isDestinationAllowed(options.allow, { hostname, port, address: hostname })) {
-    throw refusal(options.allow, hostname);
+    throw refusal(options.allow, hostname, options.allowSetting);
   }
   const transport = url.protocol === 'https:' ? https : http;
   const req = transport.request(url, {
     method: request.method,
     headers: withContentLength(request),
     agent: fetchAgent(url.protocol === 'https:' ? 'https:' : 'http:', options.pool),
-    lookup: guardedLookup(options.allow, port),
+    lookup: guardedLookup(options.allow, port, options.allowSetting),
   });
-  const response = awaitResponse(req, options);
+  const response = awaitResponse(req, options, readResponse);
   req.end(request.body ?? undefined);
   return response;
 }
 
 /**
- * Settles once: with the whole response, or with the first of an error, the timeout, the run's end,
- * or anything else that ends the request without a response. Failing destroys the request.
+ * Settles once: with what `readResponse` makes of the response, or with the first of an error, the
+ * timeout, the run's end, or anything else that ends the request without a response. Failing
+ * destroys the request.
  */
-function awaitResponse(req: http.ClientRequest, options: FetchOptions): Promise<FetchResult> {
+function awaitResponse<T>(req: http.ClientRequest, options: FetchOptions, readResponse: ResponseReader<T>): Promise<T> {
   return new Promise((resolve, reject) => {
     let settled = false;
     let responded = false;
@@ -115,7 +148,7 @@ function awaitResponse(req: http.ClientRequest, options: FetchOptions): Promise<
     });
     req.on('response', (res: IncomingMessage) => {
       responded = true;
-      readResponse(res, (result) => settle(() => resolve(result)), fail);
+      readResponse(req, res, (result) => settle(() => resolve(result)), fail);
     });
     req.on('close', () => {
       if (!responded) fail(new Error('the connection closed before a response came'));
@@ -135,7 +168,7 @@ function watchRequest(options: FetchOptions, fail: (err: Error) => void): () => 
   };
 }
 
-function readResponse(res: IncomingMessage, done: (result: FetchResult) => void, fail: (err: Error) => void): void {
+function readWholeResponse(_req: http.ClientRequest, res: IncomingMessage, done: (result: FetchResult) => void, fail: (err: Error) => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
   res.on('data', (chunk: Buffer) => {
@@ -170,21 +203,21 @@ function withContentLength(request: FetchRequest): Record<string, string> {
 }
 
 /** DNS lookup that only hands out addresses the rules allow, so the socket cannot reach any other. */
-function guardedLookup(allow: readonly AllowRule[], port: number): LookupFunction {
+function guardedLookup(allow: readonly AllowRule[], port: number, allowSetting?: string): LookupFunction {
   return (hostname, options: LookupOptions, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '');
       const allowed = addresses.filter((a) => isDestinationAllowed(allow, { hostname, port, address: a.address }));
       const first = allowed[0];
       // The host as the agent wrote it, never the addresses: those would map the internal DNS (DESIGN §12).
-      if (!first) return callback(refusal(allow, hostname), '');
+      if (!first) return callback(refusal(allow, hostname, allowSetting), '');
       if (options.all) return callback(null, allowed);
       callback(null, first.address, first.family);
     });
   };
 }
 
-function refusal(allow: readonly AllowRule[], what: string): Error {
-  const why = allow.length === 0 ? 'is not a public address' : 'is not allowed by AGENT_HTTP_ALLOW';
+function refusal(allow: readonly AllowRule[], what: string, allowSetting = 'AGENT_HTTP_ALLOW'): Error {
+  const why = allow.length === 0 ? 'is not a public address' : `is not allowed by ${allowSetting}`;
   return new Error(`destination refused: ${what} ${why}`);
 }

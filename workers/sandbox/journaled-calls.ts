@@ -7,6 +7,7 @@ import { chargeJournal, recordEntry, ReplayDivergedError, sameJson, snapshotJour
 import type { Answers } from '../../shared/api.js';
 import type { FetchResult } from './sandbox.types.js';
 import type { Session } from './session.js';
+import { callFetchStream, type StreamHead } from './streamed-fetch.js';
 import { readVariables } from './variables.js';
 
 /**
@@ -36,22 +37,26 @@ export async function callSleep(session: Session, payload: Record<string, unknow
   return null;
 }
 
-export async function callFetch(session: Session, payload: Record<string, unknown>): Promise<FetchResult> {
+export async function callFetch(session: Session, payload: Record<string, unknown>): Promise<FetchResult | StreamHead> {
   const request = readFetchRequest(payload);
   const requestedTimeoutMs = readTimeout(payload.timeoutMs);
-  const differs = (e: { method: string; url: string }) =>
-    e.method === request.method && e.url === request.url ? null : `recorded ${e.method} ${e.url}, now ${request.method} ${request.url}`;
+  if (payload.stream === true) return callFetchStream(session, request, requestedTimeoutMs);
+  const url = session.mask(request.url);
+  const differs = (e: EntryOf<'fetch'>) =>
+    e.method === request.method && e.url === url && e.stream === undefined
+      ? null
+      : `recorded ${e.method} ${e.url}${e.stream ? ' (streamed)' : ''}, now ${request.method} ${url}`;
   const replayed = takeReplayed(session.journal, 'fetch', differs);
   if (replayed) {
     if (replayed.result) return replayed.result;
     throw new FetchFailure(replayed.error ?? `sys.fetch ${request.method} ${request.url} failed: no result was recorded`);
   }
   // The entry takes its place in call order now; the result is filled in when the response comes.
-  const entry = recordEntry<EntryOf<'fetch'>>(session.journal, { op: 'fetch', method: request.method, url: request.url });
+  const entry = recordEntry<EntryOf<'fetch'>>(session.journal, { op: 'fetch', method: request.method, url });
   try {
     entry.result = await fetchInSlot(session, request, requestedTimeoutMs);
   } catch (err) {
-    entry.error = err instanceof Error ? err.message : String(err);
+    entry.error = session.mask(err instanceof Error ? err.message : String(err));
     throw err;
   }
   chargeJournal(session.journal, entry.result.text.length + JSON.stringify(entry.result.headers).length);

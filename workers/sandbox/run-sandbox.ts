@@ -2,11 +2,14 @@ import { loadAgentContext, runInAgentContext, type AgentContext } from './agent-
 import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
+import { createFetchStreams } from './streamed-fetch.js';
 import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';
 import { createContextPool, type ContextPool } from './context-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';
 import { createOutput } from './output.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
+import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
+import { makeQueuedOutput } from './host-calls.js';
 import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 import { stopOf } from './run-stop.js';
@@ -46,6 +49,8 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
       ended: false,
       timers: new Set(),
       fetchSlots: createFetchSlots(),
+      fetchStreams: createFetchStreams(),
+      mask: maskerOf(run.secrets),
       end: (ending) => {
         if (session.ended) return;
         session.ended = true;
@@ -102,6 +107,12 @@ function releaseSandbox(pool: ContextPool, session: Session, held: Held, ending:
 }
 
 function endingFromResult(session: Session, held: Held, result: RunResult): Ending {
+  try {
+    makeQueuedOutput(session, result.outbox);
+  } catch (err) {
+    if (err instanceof AgentFault) return failure('errorInAgent', err.message);
+    throw err;
+  }
   if (result.kind === 'threw') return classifyThrown(result.thrown);
   try {
     assertReplayFinished(session.journal);
@@ -130,4 +141,9 @@ function endingForCrash(sandbox: SandboxIsolate | undefined, err: unknown): Endi
 
 function timedOut(run: SandboxRun): Ending {
   return failure('timedOut', `the agent ran longer than ${run.maxRuntimeMs} ms`);
+}
+
+function maskerOf(secrets: SandboxRun['secrets']): (text: string) => string {
+  const values = secrets ? maskableValues(secrets) : [];
+  return values.length ? (text) => maskSecrets(text, values) : (text) => text;
 }

@@ -26,15 +26,21 @@ export interface RunConfig {
   randomSeed: number;
   /** Every sys call carries the site it was made from, and sys.vars / sys.conv report their changes. */
   trace: boolean;
+  /** sys.secrets (DESIGN §13). */
+  secrets: { [key: string]: string };
 }
 
 /**
  * How a run ended inside the isolate (the JSON `start` resolves to). `reusable`: nothing of the run
  * is left pending, so no code of it can run again once the isolate has answered.
  */
-export type RunResult =
+export type RunResult = (
   | { kind: 'returned'; vars: string; conv: string; reusable: boolean }
-  | { kind: 'threw'; thrown: ThrownDescription };
+  | { kind: 'threw'; thrown: ThrownDescription }
+) & {
+  /** Output the run queued and no host call carried (JSON, "" when none): made before the result is read. */
+  outbox: string;
+};
 
 /**
  * What the agent threw, as described inside the isolate (bootstrap/describe.ts) or from the copy

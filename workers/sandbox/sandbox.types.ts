@@ -15,7 +15,17 @@ export interface FetchResult {
 export type JournalEntry =
   | { op: 'now'; value: number }
   | { op: 'sleep'; ms: number }
-  | { op: 'fetch'; method: string; url: string; result?: FetchResult; error?: string }
+  | {
+      op: 'fetch';
+      method: string;
+      url: string;
+      /** The response; a streamed one's `text` is "" and its body is in `chunks`. */
+      result?: FetchResult;
+      /** The request failed (no response). */
+      error?: string;
+      /** `stream: true`: the body as the agent read it, chunk by chunk, and how it ended (if it did). */
+      stream?: { chunks: string[]; end?: 'done' | { error: string } };
+    }
   | { op: 'ask'; ask: AskInput; answers?: Answers };
 
 export type FailureCode = 'failCommand' | 'callFailed' | 'errorInAgent' | 'unexpected' | 'timedOut' | 'stopped' | 'mustLogin';
@@ -73,6 +83,11 @@ export interface SandboxRun {
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */
   httpAllow: string[];
+  /**
+   * The agent name's secrets (DESIGN §13), its `sys.secrets`. What the run records of its requests
+   * (the journal's URLs and errors) has their values masked.
+   */
+  secrets?: Readonly<Record<string, string>>;
   /** Called for each part made after replay, as it is made (streaming). */
   onPart?: (part: OutputPart) => void;
   /** Called when sys.write appends to the current text part. */

@@ -1,6 +1,7 @@
 import type { OutputChange, Output } from './output.js';
 import type { AllowRule } from './destination-guard.js';
 import type { FetchSlots } from './fetch-slots.js';
+import type { FetchStreams } from './streamed-fetch.js';
 import type { Journal } from './journal.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
 
@@ -21,6 +22,10 @@ export interface Session {
   timers: Set<NodeJS.Timeout>;
   /** The run's sys.fetch slots (16 in flight, the others waiting), closed as it ends. */
   fetchSlots: FetchSlots;
+  /** `text` with the run's secret values masked (for what the journal records of a request). */
+  mask: (text: string) => string;
+  /** The bodies of its streamed fetches the agent may still read. */
+  fetchStreams: FetchStreams;
   /**
    * Ends the run; the first ending wins. The isolate is disposed at once, or after a clean success
    * given back to the pool of warm isolates.

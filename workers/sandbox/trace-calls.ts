@@ -95,6 +95,7 @@ function callArgs(op: TracedCall, payload: Payload): unknown {
 /** A fetch's result without its headers; an ask's answers with password answers masked. */
 function resultValue(op: TracedCall, payload: Payload, value: unknown): unknown {
   if (op === 'fetch' && isRecord(value)) {
+    if ('stream' in value) return { status: value.status, stream: true };
     const result = value as unknown as FetchResult;
     return { status: result.status, text: result.text };
   }

@@ -28,6 +28,11 @@ export function handleSessionEnded(listener: SessionEndedListener): void {
   onSessionEnded = listener;
 }
 
+/** A call made through the client (a streamed run) was answered 401 while signed in. */
+export function reportSessionEnded(status: number, body: ApiErrorBody): void {
+  onSessionEnded(new ApiError(status, body));
+}
+
 export interface PostOptions {
   headers?: Record<string, string>;
   signal?: AbortSignal;

@@ -1,6 +1,6 @@
+import { AgentexecClient, AgentexecError } from '../../../clients/typescript/src/index';
 import type { OutputPart, RunEndData, RunStartData, TraceEvent } from './types';
-import { readEventStream, type StreamEvent } from './event-stream';
-import { ApiError, postJson, postRaw, type ApiErrorBody } from './http';
+import { reportSessionEnded, type ApiErrorBody } from './http';
 
 export interface RunHandlers {
   onStart(data: RunStartData): void;
@@ -18,45 +18,40 @@ export interface RunningCall {
   stop(): Promise<void>;
 }
 
+const connectionLost: ApiErrorBody = { code: 'network', message: 'The connection to the server was lost before the run ended.' };
+
 /**
- * Starts a streamed call (execAgent or validateDraftStream, with `stream: true`) and relays its events.
- * Every call carries an X-Request-Id of our own, so it can be stopped before its convid is known. A
- * stream that breaks before its end is re-attached once from the last event received.
+ * Starts a streamed call (execAgent or validateDraftStream, with `stream: true`) and relays its events,
+ * through the project's TypeScript client (clients/typescript/). Every call carries a request id of
+ * our own (as X-Request-Id, and for execAgent as its Idempotency-Key), so it can be stopped before its
+ * convid is known, and an execAgent stream that breaks is re-attached from the last event received.
  */
 export function startStreamedRun(path: string, body: Record<string, unknown>, handlers: RunHandlers): RunningCall {
   const requestId = crypto.randomUUID();
-  let convid: string | undefined;
-  let lastId: string | undefined;
-  let outcome: RunOutcome | undefined;
-  const onEvent = (event: StreamEvent) => {
-    lastId = event.id ?? lastId;
-    const data = event.data as never;
-    if (event.event === 'start') {
-      convid = (data as RunStartData).convid;
-      handlers.onStart(data);
-    } else if (event.event === 'part') handlers.onPart(data);
-    else if (event.event === 'delta') handlers.onDelta((data as { text: string }).text);
-    else if (event.event === 'trace') handlers.onTrace?.(data);
-    else if (event.event === 'end') outcome = { kind: 'end', data };
-    else if (event.event === 'error') outcome = { kind: 'error', error: (data as { error: ApiErrorBody }).error };
-  };
-  const follow = async (response: Response) => {
-    if (response.body) await readEventStream(response.body, onEvent);
-  };
+  const client = new AgentexecClient({ baseUrl: '', headers: { 'X-Request-Id': requestId } });
+  // A draft's validation cannot be joined by a retry: only execAgent re-attaches.
+  const events = client.streamEndpoint(path, body, path === '/api/exec/execAgent' ? { idempotencyKey: requestId } : {});
   const finished = (async (): Promise<RunOutcome> => {
     try {
-      await follow(await postRaw(path, { ...body, stream: true }, { headers: { 'X-Request-Id': requestId } }));
-      if (!outcome && convid) await follow(await postRaw('/api/exec/attach', { convid }, { headers: { 'Last-Event-ID': lastId ?? '0' } }));
+      for await (const event of events) {
+        if (event.event === 'start') handlers.onStart(event.data);
+        else if (event.event === 'part') handlers.onPart(event.data);
+        else if (event.event === 'delta') handlers.onDelta(event.data.text);
+        else if (event.event === 'trace') handlers.onTrace?.(event.data as unknown as TraceEvent);
+        else if (event.event === 'end') return { kind: 'end', data: event.data as RunEndData };
+      }
     } catch (err) {
-      if (err instanceof ApiError) return { kind: 'error', error: err.body };
-      if (!outcome) return { kind: 'error', error: { code: 'network', message: 'The connection to the server was lost before the run ended.' } };
+      if (!(err instanceof AgentexecError) || err.code === 'network') return { kind: 'error', error: connectionLost };
+      const error: ApiErrorBody = { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+      if (err.status === 401) reportSessionEnded(err.status, error);
+      return { kind: 'error', error };
     }
-    return outcome ?? { kind: 'error', error: { code: 'network', message: 'The connection to the server was lost before the run ended.' } };
+    return { kind: 'error', error: connectionLost };
   })();
   return {
     finished,
     async stop() {
-      await postJson('/api/exec/cancel', convid ? { convid } : { requestId });
+      await client.cancel({ requestId });
     },
   };
 }

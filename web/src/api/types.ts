@@ -1,5 +1,5 @@
 /** The API's types the app uses: the shared ones (spec §2) and those of the endpoints only the app calls. */
-import type { ExecutionResponse } from '../../../shared/api.js';
+import type { AskInput, ExecutionResponse, OutputPart, ResultCode } from '../../../shared/api.js';
 
 export type { Answers, AskInput, ExecutionError, ExecutionResponse, InputDescriptor, OutputPart, ResultCode } from '../../../shared/api.js';
 export type { TraceEvent } from '../../../shared/trace.js';
@@ -27,8 +27,19 @@ export interface ConversationSummary {
   lastUsedAt: string;
   expiresAt: string | null;
   pausedBy: string | null;
+  title: string | null;
   lastQuery: string | null;
   lastAgentName: string | null;
+}
+
+/** /api/conv/get: a conversation read back. */
+export interface ConversationRead {
+  convid: string;
+  pinned: boolean;
+  expiresAt: string | null;
+  pausedBy: string | null;
+  askInput?: AskInput;
+  turns: { runId: string; agentName: string; query: string | null; resultCode: ResultCode; output: OutputPart[]; at: string }[];
 }
 
 export interface CompileError {
@@ -68,5 +79,5 @@ export interface Draft {
 
 export interface AgentList {
   agents: { agentName: string; version: number; publishedAt: string }[];
-  drafts: { draftid: string; agentName: string; updatedAt: string }[];
+  drafts: { draftid: string; agentName: string; compiles: boolean; updatedAt: string }[];
 }

@@ -5,6 +5,8 @@ interface AskFormProps {
   ask: AskInput;
   /** Input name → what the server found wrong with the last answer. */
   fieldErrors?: Record<string, string>;
+  /** The answers the agent refused: shown again instead of the defaults, so only the wrong one needs fixing. */
+  refusedAnswers?: Answers;
   disabled: boolean;
   onAnswer(answers: Answers, summary: string): void;
 }
@@ -14,8 +16,8 @@ interface AskFormProps {
  * buttons, chooseMany as checkboxes) with its description and default. Focus goes to the first field,
  * or to the first field the server refused.
  */
-export function AskForm({ ask, fieldErrors, disabled, onAnswer }: AskFormProps) {
-  const [values, setValues] = useState<Answers>(() => initialValues(ask.inputs));
+export function AskForm({ ask, fieldErrors, refusedAnswers, disabled, onAnswer }: AskFormProps) {
+  const [values, setValues] = useState<Answers>(() => ({ ...initialValues(ask.inputs), ...refusedAnswers }));
   const form = useRef<HTMLFormElement>(null);
   const errors = fieldErrors ?? {};
   const firstError = ask.inputs.find((input) => errors[input.name]);

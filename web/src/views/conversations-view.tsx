@@ -47,7 +47,7 @@ export function ConversationsView() {
       {conversations && conversations.length > 0 && (
         <ul class="conversations">
           {conversations.map((conversation) => {
-            const title = conversation.lastQuery || (conversation.pausedBy ? `Waiting for answers (${conversation.pausedBy})` : 'Conversation');
+            const title = conversation.title || conversation.lastQuery || (conversation.pausedBy ? `Waiting for answers (${conversation.pausedBy})` : 'Conversation');
             return (
               <li key={conversation.convid} class="conversation" data-convid={conversation.convid}>
                 <a class="conversation-open" href={`/c/${conversation.convid}`} onClick={(event) => open(event, conversation)}>

@@ -40,6 +40,7 @@ export function DraftsView() {
                   <a href={`/dev/drafts/${encodeURIComponent(draft.draftid)}`} onClick={followLink}>
                     {draft.agentName}
                   </a>{' '}
+                  {!draft.compiles && <strong class="draft-broken">does not compile</strong>}{' '}
                   <span class="hint">saved {when.format(new Date(draft.updatedAt))}</span>
                 </li>
               ))}

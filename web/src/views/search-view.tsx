@@ -6,6 +6,7 @@ import type { Turn } from '../conversation-store';
 import { resultMessages } from '../messages';
 import { useSession } from '../session';
 import { useConversation } from './use-conversation';
+import { postJson } from '../api/http';
 
 /**
  * The search page: the user's text goes to the default agent's inputs.query, streamed into the
@@ -16,6 +17,8 @@ export function SearchView({ defaultAgent, convid: routeConvid }: { defaultAgent
   const conversation = useConversation(defaultAgent, routeConvid);
   const { turns, ask, running, stopping, summary } = conversation;
   const [query, setQuery] = useState('');
+  const agents = usePublishedAgents();
+  const [agentName, setAgentName] = useState(defaultAgent);
   const queryInput = useRef<HTMLInputElement>(null);
   const last = turns[turns.length - 1];
 
@@ -23,12 +26,18 @@ export function SearchView({ defaultAgent, convid: routeConvid }: { defaultAgent
     if (last?.end?.resultCode === 'mustLogin') session.ended(resultMessages.mustLogin);
   }, [last?.end]);
 
+  // The search box is what the page is for: it has the focus when the page opens (after sign-in too),
+  // unless an ask is waiting (its form takes the focus).
+  useEffect(() => {
+    if (!ask) queryInput.current?.focus();
+  }, []);
+
   const submit = (event: Event) => {
     event.preventDefault();
     const text = query.trim();
     if (!text || running || ask) return;
     setQuery('');
-    conversation.search(text);
+    conversation.search(text, agentName);
   };
   const startNew = () => {
     conversation.startNew();
@@ -42,6 +51,18 @@ export function SearchView({ defaultAgent, convid: routeConvid }: { defaultAgent
         Search
       </h1>
       <form role="search" class="search-form" onSubmit={submit}>
+        {agents.length > 1 && (
+          <div class="agent-pick">
+            <label for="agent">Agent</label>
+            <select id="agent" value={agentName} disabled={running || Boolean(ask)} onChange={(event) => setAgentName((event.currentTarget as HTMLSelectElement).value)}>
+              {(agents.includes(agentName) ? agents : [agentName, ...agents]).map((name) => (
+                <option key={name} value={name}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </div>
+        )}
         <label for="query">Search</label>
         <div class="search-row">
           <input
@@ -95,13 +116,25 @@ export function SearchView({ defaultAgent, convid: routeConvid }: { defaultAgent
       </div>
 
       {ask && last && !running && (
-        <AskForm key={last.id} ask={ask.askInput} fieldErrors={ask.fieldErrors} disabled={running} onAnswer={conversation.answer} />
+        <AskForm key={last.id} ask={ask.askInput} fieldErrors={ask.fieldErrors} refusedAnswers={ask.refusedAnswers} disabled={running} onAnswer={conversation.answer} />
       )}
       <p class="visually-hidden" role="status">
         {status}
       </p>
     </section>
   );
+}
+
+/** The names of the published agents, once read (none until then, or when the list cannot be read). */
+function usePublishedAgents(): string[] {
+  const [names, setNames] = useState<string[]>([]);
+  useEffect(() => {
+    postJson<{ agents: { agentName: string }[] }>('/api/user/listAgents', {}).then(
+      (list) => setNames(list.agents.map((agent) => agent.agentName)),
+      () => undefined, // the search box still runs the default agent
+    );
+  }, []);
+  return names;
 }
 
 function TurnView({ turn }: { turn: Turn }) {

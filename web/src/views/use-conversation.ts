@@ -1,8 +1,7 @@
 import { useContext, useEffect, useRef, useState } from 'preact/hooks';
-import { postRaw, type ApiErrorBody } from '../api/http';
-import { readEventStream } from '../api/event-stream';
+import { postJson, type ApiErrorBody } from '../api/http';
 import { startStreamedRun, type RunningCall } from '../api/run-stream';
-import type { Answers, RunEndData } from '../api/types';
+import type { Answers, ConversationRead, RunEndData } from '../api/types';
 import { appendDelta, ConversationStoreContext, updateLastTurn, type ConversationView, type Turn } from '../conversation-store';
 import { navigate } from '../router';
 
@@ -13,7 +12,8 @@ export interface Conversation extends ConversationView {
   running: boolean;
   /** True between the click on Stop and the end of the run. */
   stopping: boolean;
-  search(query: string): void;
+  /** Sends a query to `agentName` (the default agent when not given). */
+  search(query: string, agentName?: string): void;
   answer(answers: Answers, summary: string): void;
   stop(): void;
   startNew(): void;
@@ -32,8 +32,8 @@ export function useConversation(defaultAgent: string, routeConvid: string | unde
   const convidRef = useRef(convid);
   convidRef.current = convid;
 
-  // The address names a conversation (on opening, a link, back/forward): show it, with its last call
-  // when this page has not seen it yet.
+  // The address names a conversation (on opening, a link, back/forward, another device): show it, read
+  // back from the server when this page has not seen it yet.
   useEffect(() => {
     if (running) return;
     const stored = routeConvid ? store.get(routeConvid) : undefined;
@@ -41,7 +41,7 @@ export function useConversation(defaultAgent: string, routeConvid: string | unde
       setConvid(routeConvid);
       setView(stored ?? { turns: [] });
     }
-    if (routeConvid && !stored?.turns.length) void replayLastCall(routeConvid, stored ?? { turns: [] }, setView);
+    if (routeConvid && !stored?.turns.length) void loadTranscript(routeConvid, setView);
   }, [routeConvid]);
 
   useEffect(() => {
@@ -49,7 +49,8 @@ export function useConversation(defaultAgent: string, routeConvid: string | unde
   }, [convid, view]);
 
   const run = (agentName: string, inputs: Record<string, unknown>, turn: Pick<Turn, 'kind' | 'text'>) => {
-    setView((v) => ({ ...v, ask: undefined, turns: [...v.turns, { id: nextTurnId++, ...turn, parts: [] }] }));
+    const sentAnswers = turn.kind === 'answers' ? (inputs as Answers) : undefined;
+    setView((v) => ({ ...v, ask: undefined, sentAnswers, turns: [...v.turns, { id: nextTurnId++, ...turn, parts: [] }] }));
     const call = startStreamedRun('/api/exec/execAgent', { agentName, inputs, ...(convid ? { convid } : {}) }, {
       onStart: (data) => {
         setConvid(data.convid);
@@ -71,7 +72,7 @@ export function useConversation(defaultAgent: string, routeConvid: string | unde
     convid,
     running: Boolean(running),
     stopping,
-    search: (query) => run(defaultAgent, { query }, { kind: 'query', text: query }),
+    search: (query, agentName = defaultAgent) => run(agentName, { query }, { kind: 'query', text: query }),
     answer: (answers, summary) => {
       if (view.ask) run(view.ask.agentName, answers, { kind: 'answers', text: summary });
     },
@@ -92,28 +93,31 @@ export function useConversation(defaultAgent: string, routeConvid: string | unde
 /** The view once a call has ended: its end (or error) on the last turn, and its ask, if any, pending. */
 function ended(view: ConversationView, end: RunEndData | undefined, error: ApiErrorBody | undefined): ConversationView {
   const turns = updateLastTurn(view.turns, (t) => ({ ...t, end, error }));
-  if (end?.resultCode !== 'ask' || !end.askInput) return { ...view, turns, ask: undefined };
-  return { ...view, turns, ask: { agentName: end.agentName, askInput: end.askInput, fieldErrors: end.error?.fields } };
+  const { sentAnswers, ...rest } = view;
+  if (end?.resultCode !== 'ask' || !end.askInput) return { ...rest, turns, ask: undefined };
+  // Answers refused (error.fields): the same ask again, with what the user had sent.
+  const refused = end.error?.fields && sentAnswers ? { refusedAnswers: sentAnswers } : {};
+  return { ...rest, turns, ask: { agentName: end.agentName, askInput: end.askInput, fieldErrors: end.error?.fields, ...refused } };
 }
 
 /**
- * A conversation opened without a transcript on this page: the server keeps the events of its last
- * streamed call for a few minutes (/api/exec/attach); when they are there, they show that call again.
+ * A conversation opened without a transcript on this page (a link, a reload, another device): its
+ * turns read back from the server (/api/conv/get), and the ask it waits at, answerable here.
  */
-async function replayLastCall(convid: string, base: ConversationView, setView: (update: (v: ConversationView) => ConversationView) => void) {
-  const turn: Turn = { id: nextTurnId++, kind: 'replayed', text: base.summary?.lastQuery ?? null, parts: [] };
-  let end: RunEndData | undefined;
-  const parts: Turn['parts'] = [];
+async function loadTranscript(convid: string, setView: (update: (v: ConversationView) => ConversationView) => void) {
+  let read: ConversationRead;
   try {
-    const response = await postRaw('/api/exec/attach', { convid }, { headers: { 'Last-Event-ID': '0' } });
-    if (!response.body) return;
-    await readEventStream(response.body, (event) => {
-      if (event.event === 'part') parts.push(event.data as Turn['parts'][number]);
-      else if (event.event === 'delta') parts.splice(0, parts.length, ...appendDelta(parts, (event.data as { text: string }).text));
-      else if (event.event === 'end') end = event.data as RunEndData;
-    });
+    read = await postJson<ConversationRead>('/api/conv/get', { convid });
   } catch {
-    return; // nothing kept (404) or not reachable: the page shows the conversation's summary only
+    return; // not yours, expired, or not reachable: the page shows what it has
   }
-  if (end) setView((v) => (v.turns.length ? v : ended({ ...v, turns: [{ ...turn, parts }] }, end, undefined)));
+  const turns: Turn[] = read.turns.map((turn) => ({
+    id: nextTurnId++,
+    kind: turn.query === null ? 'answers' : 'query',
+    text: turn.query ?? 'sent',
+    parts: turn.output,
+    end: { resultCode: turn.resultCode, convid, agentName: turn.agentName },
+  }));
+  const ask = read.pausedBy && read.askInput ? { agentName: read.pausedBy, askInput: read.askInput } : undefined;
+  setView((v) => (v.turns.length ? v : { ...v, turns, ask }));
 }

@@ -7,16 +7,26 @@ import { parseJson, RealError, RealTypeError, toJson } from './intrinsics.js';
  * cannot act in a later one. Payloads and replies cross as JSON strings.
  */
 
-/** The host's references as isolated-vm hands them in (agent-context.ts `hostReferences`). */
+/**
+ * The host's references as isolated-vm hands them in (agent-context.ts `hostReferences`). Every call
+ * carries the output queued since the last one (`outbox`, JSON, "" when none): the host makes it
+ * before the call.
+ */
 export interface Host {
-  readonly sync: { applySync(receiver: undefined, args: [token: number, op: SyncOp, payload: string]): string };
+  readonly sync: { applySync(receiver: undefined, args: [token: number, op: SyncOp, payload: string, outbox: string]): string };
   readonly async: {
-    apply(receiver: undefined, args: [token: number, op: AsyncOp, payload: string], options: object): Promise<string>;
+    apply(receiver: undefined, args: [token: number, op: AsyncOp, payload: string, outbox: string], options: object): Promise<string>;
   };
 }
 
-export type SyncOp = 'say' | 'html' | 'image' | 'write' | 'log' | 'fail' | 'now' | 'trace' | 'tooManyPending';
-export type AsyncOp = 'sleep' | 'fetch' | 'ask';
+export type SyncOp = 'say' | 'html' | 'image' | 'log' | 'fail' | 'now' | 'trace' | 'tooManyPending' | 'fetchClose' | 'flush';
+export type AsyncOp = 'sleep' | 'fetch' | 'fetchRead' | 'ask';
+/**
+ * Text written with sys.write (token streaming): nothing comes back, so it waits in the run's outbox
+ * for the next host call. Parts and log lines still cross at once: one made just before code that
+ * never yields (a busy loop ended by its timeout or a cancel) is still kept with the run.
+ */
+export type QueuedOp = 'write';
 export type Payload = Record<string, unknown>;
 
 /** One run as the isolate sees it. `pending` counts its async host calls not yet settled in here. */
@@ -26,6 +36,9 @@ export interface Run {
   pending: number;
   /** Draft validation: calls carry their site, variable changes are reported. */
   readonly trace: boolean;
+  /** Output made since the last host call, in order, and its size in characters. */
+  outbox: Array<[QueuedOp, Payload]>;
+  outboxSize: number;
 }
 
 /** Host replies: `{ok:true, value}` or `{ok:false, error:{kind, message}}`. */
@@ -59,7 +72,7 @@ function reply(text: string): unknown {
 const asyncOptions = { __proto__: null, result: { __proto__: null, promise: true } };
 
 export function callSync(run: Run, op: SyncOp, payload: Payload): unknown {
-  return reply(run.host.sync.applySync(undefined, [run.token, op, toJson(payload)]));
+  return reply(run.host.sync.applySync(undefined, [run.token, op, toJson(payload), takeOutbox(run)]));
 }
 
 export async function callAsync(run: Run, op: AsyncOp, payload: Payload): Promise<unknown> {
@@ -67,8 +80,57 @@ export async function callAsync(run: Run, op: AsyncOp, payload: Payload): Promis
   if (run.pending >= maxPendingCalls) callSync(run, 'tooManyPending', {});
   run.pending += 1;
   try {
-    return reply(await run.host.async.apply(undefined, [run.token, op, toJson(payload)], asyncOptions));
+    return reply(await run.host.async.apply(undefined, [run.token, op, toJson(payload), takeOutbox(run)], asyncOptions));
   } finally {
     run.pending -= 1;
+  }
+}
+
+/**
+ * Queues written text. Each crossing into the host costs a thread hand-off both ways (~60 µs of CPU
+ * here), so the text rides on the next host call instead of making its own: the fetch read a
+ * streaming agent awaits next, the run's result, or, at the latest, one `flush` call once the code
+ * running now yields (a microtask). Past `maxOutboxSize` characters or `maxOutboxItems` items it is
+ * sent at once, so a flood meets the host's output limit as soon as it would have, never piling up
+ * in here.
+ */
+export function queueOutput(run: Run, op: QueuedOp, payload: Payload): void {
+  run.outbox.push([op, payload]);
+  run.outboxSize += typeof payload.text === 'string' ? payload.text.length : 0;
+  if (run.outbox.length >= maxOutboxItems || run.outboxSize >= maxOutboxSize) callSync(run, 'flush', {});
+  else if (run.outbox.length === 1) afterMicrotasks(flushDelay, () => flushQueued(run));
+}
+
+/**
+ * Microtask turns the queued text waits before it is flushed on its own. A streaming agent's next
+ * read (its `for await` stepping an async generator, then the queued read) is made within a few
+ * turns and carries it; flushing at the first turn would cross twice per token instead of once.
+ */
+const flushDelay = 8;
+
+function afterMicrotasks(turns: number, then: () => void): void {
+  if (turns === 0) return then();
+  void settled.then(() => afterMicrotasks(turns - 1, then));
+}
+
+const maxOutboxItems = 256;
+const maxOutboxSize = 64 * 1024;
+const settled = Promise.resolve();
+
+/** The outbox as JSON for the host (the run's result carries what is left at its end), emptied. */
+export function takeOutbox(run: Run): string {
+  if (run.outbox.length === 0) return '';
+  const text = toJson(run.outbox);
+  run.outbox = [];
+  run.outboxSize = 0;
+  return text;
+}
+
+function flushQueued(run: Run): void {
+  if (run.outbox.length === 0) return;
+  try {
+    callSync(run, 'flush', {});
+  } catch {
+    // The run has ended (the reply only unwinds): nothing is waiting for this output.
   }
 }

@@ -1,6 +1,6 @@
 import type { RunConfig, StartRun, ThrownDescription } from '../sandbox-protocol.js';
 import { describeThrown } from './describe.js';
-import type { Host, Run } from './host.js';
+import { takeOutbox, type Host, type Run } from './host.js';
 import { apply, parseJson, regExpExec, toJson } from './intrinsics.js';
 import { lockDown, sealStackTraceHook } from './lockdown.js';
 import { installConsole, installJournaledDate, installSeededRandom } from './run-globals.js';
@@ -32,7 +32,7 @@ const emptyPattern = /(?:)/;
 
 export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], loadAgentModule: AgentModuleFactory): StartRun {
   const host: Host = { sync: hostSync, async: hostAsync };
-  let current: Run = { host, token: 0, pending: 0, trace: false };
+  let current: Run = { host, token: 0, pending: 0, trace: false, outbox: [], outboxSize: 0 };
   const currentRun = () => current;
   sealStackTraceHook();
   const seedRandom = installSeededRandom();
@@ -42,7 +42,7 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
 
   return async function startRun(token, configText) {
     const config = parseJson(configText) as RunConfig;
-    const run: Run = { host, token, pending: 0, trace: config.trace === true };
+    const run: Run = { host, token, pending: 0, trace: config.trace === true, outbox: [], outboxSize: 0 };
     current = run;
     seedRandom(config.randomSeed);
     // RegExp.$1 and friends are context-wide; clear what the previous run matched.
@@ -51,11 +51,13 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
     try {
       ending = await runAgent(loadAgentModule, makeSys(run, config));
     } catch (err) {
-      return toJson({ kind: 'threw', thrown: describeThrown(err) });
+      const thrown = describeThrown(err);
+      return toJson({ kind: 'threw', thrown, outbox: takeOutbox(run) });
     }
     // Code the run left queued may still call the host before the host has this result; the host
-    // counts those calls itself (agent-context.ts).
-    return toJson(ending.kind === 'returned' ? { ...ending, reusable: run.pending === 0 } : ending);
+    // counts those calls itself (agent-context.ts). The output still queued comes with the result.
+    const outbox = takeOutbox(run);
+    return toJson(ending.kind === 'returned' ? { ...ending, reusable: run.pending === 0, outbox } : { ...ending, outbox });
   };
 }
 

@@ -1,8 +1,9 @@
 import type { RunConfig } from '../sandbox-protocol.js';
 import { traced } from './call-site.js';
 import { formatLine } from './describe.js';
-import { callAsync, callSync, type Run } from './host.js';
+import { callAsync, callSync, queueOutput, type Run } from './host.js';
 import { isArray, parseJson, RealError, RealTypeError, toJson } from './intrinsics.js';
+import { makeStreamedResponse, type StreamHead } from './streamed-response.js';
 import { watchVariables } from './watch-variables.js';
 
 /** What the agent passes as sys.fetch's second argument; anything else reads as no options. */
@@ -11,6 +12,7 @@ interface FetchInit {
   headers?: unknown;
   body?: unknown;
   timeoutMs?: unknown;
+  stream?: unknown;
 }
 
 /** What the host's fetch answers (FetchResult in sandbox.types.ts). */
@@ -64,6 +66,7 @@ export function makeSys(run: Run, config: RunConfig) {
     vars: config.vars as unknown,
     conv: config.conv as unknown,
     history: config.history,
+    secrets: freezeSecrets(config.secrets),
     say(markdown: unknown): void {
       callSync(run, 'say', traced(run, { text: String(markdown) }));
     },
@@ -74,7 +77,7 @@ export function makeSys(run: Run, config: RunConfig) {
       callSync(run, 'image', traced(run, { source: String(source), mimeType: mimeType === undefined ? null : mimeType }));
     },
     write(text: unknown): void {
-      callSync(run, 'write', traced(run, { text: String(text) }));
+      queueOutput(run, 'write', traced(run, { text: String(text) }));
     },
     log(...args: unknown[]): void {
       callSync(run, 'log', traced(run, { line: formatLine(args) }));
@@ -98,7 +101,8 @@ export function makeSys(run: Run, config: RunConfig) {
         body: options.body === undefined ? null : options.body,
         timeoutMs: options.timeoutMs === undefined ? null : options.timeoutMs,
       };
-      return makeResponse((await callAsync(run, 'fetch', traced(run, request))) as FetchReply);
+      if (options.stream !== true) return makeResponse((await callAsync(run, 'fetch', traced(run, request))) as FetchReply);
+      return makeStreamedResponse(run, (await callAsync(run, 'fetch', traced(run, { ...request, stream: true }))) as StreamHead);
     },
     async ask(spec: unknown): Promise<unknown> {
       const vars = jsonText(sys.vars, 'sys.vars');
@@ -111,4 +115,11 @@ export function makeSys(run: Run, config: RunConfig) {
     Object.defineProperty(sys, 'conv', { ...watchVariables(run, 'conv', config.conv), enumerable: true });
   }
   return sys;
+}
+
+/** sys.secrets: a frozen copy per run, so nothing an agent does to it reaches another run. */
+function freezeSecrets(secrets: { [key: string]: string } | undefined): Readonly<Record<string, string>> {
+  const copy: Record<string, string> = {};
+  if (secrets) for (const key of Object.keys(secrets)) copy[key] = secrets[key]!;
+  return Object.freeze(copy);
 }

@@ -1,0 +1,16 @@
+export { AgentexecClient, type AgentexecClientOptions, type CallOptions, type CancelTarget } from './client.js';
+export {
+  AgentexecError,
+  ConversationBusyError,
+  ForbiddenError,
+  InvalidRequestError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthenticatedError,
+  UnavailableError,
+  type ErrorBody,
+} from './errors.js';
+export { createEventStreamParser, type EventStreamParser, type ServerSentEvent } from './server-sent-events.js';
+export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from './webhooks.js';
+export type * from './types.js';

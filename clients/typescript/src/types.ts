@@ -1,0 +1,88 @@
+/**
+ * The API's shapes as a client sees them (the server's OpenAPI document at /api/openapi.json is the
+ * reference; the project's tests check these against the server's own types).
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export type ResultCode = 'success' | 'ask' | 'callFailed' | 'failCommand' | 'errorInAgent' | 'unknownConversation' | 'timedOut' | 'stopped' | 'mustLogin' | 'unexpected';
+
+export type OutputPart =
+  | { type: 'text'; text: string }
+  | { type: 'html'; html: string }
+  | { type: 'image'; mimeType: string; data: string }
+  | { type: 'image'; mimeType: string; url: string };
+
+export type InputType = 'str' | 'password' | 'text' | 'chooseOne' | 'chooseMany';
+
+export interface InputDescriptor {
+  name: string;
+  type: InputType;
+  label: string | null;
+  description: string | null;
+  options: { value: string; label: string }[] | null;
+  default: string | string[] | null;
+}
+
+export interface AskInput {
+  message: string;
+  inputs: InputDescriptor[];
+}
+
+/** Answers to an ask, by input name: a string, or a list of strings for chooseMany. */
+export type Answers = Record<string, string | string[]>;
+
+export interface ExecutionError {
+  message: string;
+  line?: number;
+  column?: number;
+  /** Input name → what is wrong with the answer (an ask answered with missing or invalid values). */
+  fields?: Record<string, string>;
+}
+
+/** How a run ended: `resultCode`, the output, and an ask or an error when there is one. */
+export interface ExecutionResponse {
+  resultCode: ResultCode;
+  convid: string;
+  agentName: string;
+  output: OutputPart[];
+  askInput?: AskInput;
+  error?: ExecutionError;
+}
+
+/** The events of a streamed run, numbered from 1 (`id`), `end` always last. */
+export type RunEvent =
+  | { event: 'start'; id: number; data: { convid: string; agentName: string; runId: string } }
+  | { event: 'part'; id: number; data: OutputPart }
+  | { event: 'delta'; id: number; data: { text: string } }
+  | { event: 'trace'; id: number; data: { seq: number; at: string; kind: string; [field: string]: unknown } }
+  | { event: 'end'; id: number; data: Omit<ExecutionResponse, 'output'> };
+
+export type RunStatus = 'queued' | 'running' | 'ended';
+
+/** A background run (`submit`, `getRun`, `wait`). */
+export interface RunInfo {
+  runId: string;
+  convid: string;
+  agentName: string;
+  status: RunStatus;
+  createdAt: string;
+  endedAt?: string;
+  /** Once ended: the execution response, with its output. */
+  response?: ExecutionResponse;
+}
+
+export interface SubmittedRun {
+  runId: string;
+  convid: string;
+  agentName: string;
+  status: 'queued';
+}
+
+/** A webhook delivery's body (`run.ended`). */
+export interface WebhookEvent {
+  type: 'run.ended';
+  timestamp: string;
+  data: { runId: string; convid: string; agentName: string; response: ExecutionResponse };
+}

@@ -1,0 +1,9 @@
+/** The webhook delivery queue (DESIGN §14): one job per run's end to deliver, and the sweep. */
+export const webhookQueueName = 'webhooks';
+
+export type WebhookJobData = { kind: 'deliver'; runId: string } | { kind: 'sweep' };
+
+/** One job per run: adding it again while it waits or retries does nothing. */
+export function webhookJobId(runId: string): string {
+  return `deliver-${runId}`;
+}

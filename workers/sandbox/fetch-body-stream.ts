@@ -1,0 +1,117 @@
+import type { ClientRequest, IncomingMessage } from 'node:http';
+import { StringDecoder } from 'node:string_decoder';
+
+/**
+ * The body of a streamed sys.fetch response (DESIGN §13), read as the agent asks for it. Each read
+ * hands over all the text that has arrived since the last one (at least one chunk: it waits when
+ * none has), so a slow agent gets fewer, larger chunks instead of a backlog. What has arrived and not
+ * been read is bounded: past `maxQueuedBytes` the socket is paused until the agent reads.
+ *
+ * A failure (the timeout, the run's end, a cut connection, a body past the limit) destroys the
+ * request at once; the text that arrived before it is still read first, then the failure is thrown.
+ */
+export interface FetchBodyStream {
+  /** The next text, or null once the body has ended. */
+  read(): Promise<string | null>;
+  /** Stops reading: the connection is closed unless the body had ended. */
+  close(): void;
+}
+
+export interface BodyStreamOptions {
+  /** How long one read may wait for the next chunk; null: no timer of its own (the run's deadline ends it). */
+  timeoutMs: number | null;
+  /** Aborted when the run ends. */
+  signal: AbortSignal;
+  maxBytes: number;
+}
+
+const maxQueuedBytes = 256 * 1024;
+
+export function readBodyStream(req: ClientRequest, res: IncomingMessage, options: BodyStreamOptions): FetchBodyStream {
+  const decoder = new StringDecoder('utf8');
+  const queue: string[] = [];
+  let queuedBytes = 0;
+  let receivedBytes = 0;
+  let ended = false;
+  let failure: Error | null = null;
+  let waiter: { resolve: (text: string | null) => void; reject: (err: Error) => void } | null = null;
+  let timer: NodeJS.Timeout | undefined;
+
+  const settleWaiter = () => {
+    if (!waiter) return;
+    const { resolve, reject } = waiter;
+    if (queue.length > 0) resolve(takeQueued());
+    else if (failure) reject(failure);
+    else if (ended) resolve(null);
+    else return;
+    waiter = null;
+    clearTimeout(timer);
+  };
+  const takeQueued = () => {
+    const text = queue.length === 1 ? queue[0]! : queue.join('');
+    queue.length = 0;
+    queuedBytes = 0;
+    if (res.isPaused() && !ended && !failure) res.resume();
+    return text;
+  };
+  const fail = (err: Error) => {
+    if (ended || failure) return;
+    failure = err;
+    stopWatching();
+    req.destroy();
+    settleWaiter();
+  };
+  const onAbort = () => fail(new Error('the run ended'));
+  const stopWatching = () => {
+    clearTimeout(timer);
+    options.signal.removeEventListener('abort', onAbort);
+  };
+
+  if (options.signal.aborted) fail(new Error('the run ended'));
+  else options.signal.addEventListener('abort', onAbort, { once: true });
+  res.on('data', (chunk: Buffer) => {
+    receivedBytes += chunk.length;
+    if (receivedBytes > options.maxBytes) return fail(new Error(`response body larger than ${options.maxBytes} bytes`));
+    const text = decoder.write(chunk);
+    if (text === '') return;
+    queue.push(text);
+    queuedBytes += chunk.length;
+    if (queuedBytes > maxQueuedBytes) res.pause();
+    settleWaiter();
+  });
+  res.on('end', () => {
+    if (failure) return;
+    const rest = decoder.end();
+    if (rest !== '') queue.push(rest);
+    ended = true;
+    stopWatching();
+    settleWaiter();
+  });
+  // A cut connection surfaces as an 'aborted' error, then 'close': both say the same to the agent.
+  const cut = () => fail(new Error('connection closed before the response ended'));
+  res.on('error', (err) => (res.complete ? fail(err) : cut()));
+  res.on('close', () => {
+    if (!res.complete) cut();
+  });
+
+  return {
+    read() {
+      if (waiter) return Promise.reject(new Error('a read of this body is already waiting'));
+      return new Promise((resolve, reject) => {
+        waiter = { resolve, reject };
+        settleWaiter();
+        const timeoutMs = options.timeoutMs;
+        if (waiter && timeoutMs !== null) {
+          timer = setTimeout(() => fail(new Error(`no data for ${timeoutMs} ms`)), timeoutMs);
+        }
+      });
+    },
+    close() {
+      if (ended || failure) return;
+      failure = new Error('the body was closed');
+      stopWatching();
+      req.destroy();
+      settleWaiter();
+    },
+  };
+}

@@ -1,0 +1,138 @@
+import { AgentTypeError } from './error-codes.js';
+import { fetchPoolKey } from './fetch-agents.js';
+import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
+import type { FetchBodyStream } from './fetch-body-stream.js';
+import { FetchFailure, fetchFailure, httpFetchStream, refuseUnsendable, type FetchRequest } from './http-fetch.js';
+import { chargeJournal, recordEntry, takeReplayed, type EntryOf } from './journal.js';
+import type { Session } from './session.js';
+
+/**
+ * sys.fetch with `stream: true` (DESIGN §13) on the host. The fetch answers at the headers with a
+ * stream number; the isolate then reads the body with `fetchRead` and may stop with `fetchClose`.
+ * Every chunk the agent reads is journaled in the fetch's entry, so a resumed run reads the same
+ * chunks, in the same order, without a request. A stream still open when the run paused at an ask
+ * cannot be read further after the resume: its connection closed with the run.
+ *
+ * A live stream holds one of the run's fetch slots (DESIGN §12) until its body ends, fails or is
+ * closed; the run's end aborts the slot, which closes the connection at once.
+ */
+
+type FetchEntry = EntryOf<'fetch'>;
+
+export interface OpenFetchStream {
+  entry: FetchEntry & { stream: NonNullable<FetchEntry['stream']> };
+  request: FetchRequest;
+  /** Chunks of the entry handed to the agent so far. */
+  read: number;
+  /** The connection while it is open; null when replaying or once it has ended. */
+  live: { body: FetchBodyStream; release: () => void } | null;
+}
+
+/** The run's open streams, by the number the agent's response holds. */
+export interface FetchStreams {
+  next: number;
+  open: Map<number, OpenFetchStream>;
+}
+
+export function createFetchStreams(): FetchStreams {
+  return { next: 1, open: new Map() };
+}
+
+export interface StreamHead {
+  status: number;
+  headers: Record<string, string>;
+  stream: number;
+}
+
+export async function callFetchStream(session: Session, request: FetchRequest, timeoutMs: number): Promise<StreamHead> {
+  // The journal records the URL with the run's secrets masked, and compares it so.
+  const url = session.mask(request.url);
+  const differs = (e: FetchEntry) =>
+    e.method === request.method && e.url === url && e.stream !== undefined
+      ? null
+      : `recorded ${e.method} ${e.url}${e.stream ? ' (streamed)' : ''}, now ${request.method} ${url} (streamed)`;
+  const replayed = takeReplayed(session.journal, 'fetch', differs);
+  if (replayed) {
+    if (!replayed.result || !replayed.stream) throw new FetchFailure(replayed.error ?? fetchFailure(request, 'no response was recorded').message);
+    return openStream(session, { entry: replayed as OpenFetchStream['entry'], request, read: 0, live: null }, replayed.result);
+  }
+  const entry = recordEntry<OpenFetchStream['entry']>(session.journal, { op: 'fetch', method: request.method, url, stream: { chunks: [] } });
+  const refused = refuseUnsendable(request);
+  if (refused) {
+    entry.error = session.mask(refused.message);
+    throw refused;
+  }
+  const slots = session.fetchSlots;
+  const slot = await takeFetchSlot(slots);
+  try {
+    const ownTimeoutMs = timeoutMs < session.deadline - Date.now() ? timeoutMs : null;
+    const pool = fetchPoolKey(session.run.caller, session.run.httpAllow);
+    const response = await httpFetchStream(request, { allow: session.allow, timeoutMs: ownTimeoutMs, signal: slot.signal, pool });
+    entry.result = { status: response.status, headers: response.headers, text: '' };
+    chargeJournal(session.journal, JSON.stringify(response.headers).length);
+    const live = { body: response.body, release: () => releaseFetchSlot(slots, slot) };
+    return openStream(session, { entry, request, read: 0, live }, entry.result);
+  } catch (err) {
+    releaseFetchSlot(slots, slot);
+    entry.error = session.mask(err instanceof Error ? err.message : String(err));
+    throw err;
+  }
+}
+
+/** The `fetchRead` op: `{chunk}` with the next text of the body, or `{done: true}`. */
+export async function callFetchRead(session: Session, payload: Record<string, unknown>): Promise<{ chunk: string } | { done: true }> {
+  const open = openStreamOf(session, payload);
+  const { entry } = open;
+  const chunks = entry.stream.chunks;
+  if (open.read < chunks.length) return { chunk: chunks[open.read++]! };
+  const end = entry.stream.end;
+  if (end === 'done') return { done: true };
+  if (end) throw new FetchFailure(end.error);
+  if (!open.live) throw fetchFailure(open.request, 'the stream closed when the run paused for an ask; read it to the end before asking');
+  let text: string | null;
+  try {
+    text = await open.live.body.read();
+  } catch (err) {
+    const failure = fetchFailure(open.request, err instanceof Error ? err.message : String(err));
+    entry.stream.end = { error: session.mask(failure.message) };
+    finish(open);
+    throw failure;
+  }
+  if (text === null) {
+    entry.stream.end = 'done';
+    finish(open);
+    return { done: true };
+  }
+  chargeJournal(session.journal, text.length);
+  chunks.push(text);
+  open.read += 1;
+  return { chunk: text };
+}
+
+/** The `fetchClose` op: the agent stopped reading (left a `for await` early): the connection closes. */
+export function callFetchClose(session: Session, payload: Record<string, unknown>): null {
+  const open = openStreamOf(session, payload);
+  open.live?.body.close();
+  finish(open);
+  session.fetchStreams.open.delete(payload.stream as number);
+  return null;
+}
+
+function openStream(session: Session, open: OpenFetchStream, result: { status: number; headers: Record<string, string> }): StreamHead {
+  const streams = session.fetchStreams;
+  const stream = streams.next++;
+  streams.open.set(stream, open);
+  return { status: result.status, headers: result.headers, stream };
+}
+
+function openStreamOf(session: Session, payload: Record<string, unknown>): OpenFetchStream {
+  const open = typeof payload.stream === 'number' ? session.fetchStreams.open.get(payload.stream) : undefined;
+  if (!open) throw new AgentTypeError('sys.fetch: this response body is closed');
+  return open;
+}
+
+/** The connection is done with: its slot goes to the next fetch waiting. */
+function finish(open: OpenFetchStream): void {
+  open.live?.release();
+  open.live = null;
+}

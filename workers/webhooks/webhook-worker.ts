@@ -1,0 +1,73 @@
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { webhookJobId, webhookQueueName, type WebhookJobData } from '../../shared/webhook-jobs.js';
+import type { Runtime } from '../../db/runtime.js';
+import { findStalledDeliveries, markDeliveryFailed } from '../../db/webhooks.repository.js';
+import { keepJobScheduler } from '../keep-job-scheduler.js';
+import { parseAllowList } from '../sandbox/destination-guard.js';
+import { deliverWebhook, deliveryAttempts, retryDelaysMs, type WebhookDeliveryDeps } from './deliver-webhook.js';
+
+export interface WebhookWorker {
+  close(): Promise<void>;
+}
+
+/** Options of a delivery job: retried with the schedule of DESIGN §14, removed once it is done. */
+export function deliveryJobOptions(runId: string) {
+  return { jobId: webhookJobId(runId), attempts: deliveryAttempts, backoff: { type: 'custom' }, removeOnComplete: true, removeOnFail: true };
+}
+
+/**
+ * Delivers webhooks: a job per run's end (queued by the worker that ran it, after its commit), tried
+ * again on the schedule of DESIGN §14; and a sweep every WEBHOOK_SWEEP_SECONDS that queues again the
+ * deliveries whose job was lost (a worker killed between its commit and the queueing), so none is lost.
+ */
+export async function startWebhookWorker(runtime: Runtime): Promise<WebhookWorker> {
+  const { config, logger } = runtime;
+  const prefix = config.queuePrefix;
+  const producer = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  producer.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue connection error'));
+  const queue = new Queue<WebhookJobData>(webhookQueueName, { connection: producer, prefix });
+  queue.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
+  const deps: WebhookDeliveryDeps = { db: runtime.db, box: runtime.box, allow: parseAllowList(config.webhookAllow) };
+  // A pending delivery without a job this long after its run ended is queued again.
+  const sweepEveryMs = config.webhookSweepSeconds * 1000;
+
+  const processJob = async (job: Job<WebhookJobData>) => {
+    if (job.data.kind === 'deliver') return deliverWebhook(deps, job.data.runId);
+    const stalled = await findStalledDeliveries(runtime.db, new Date(Date.now() - sweepEveryMs), 1000);
+    for (const runId of stalled) await queue.add('deliver', { kind: 'deliver', runId }, deliveryJobOptions(runId));
+  };
+  const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const worker = new Worker<WebhookJobData>(webhookQueueName, processJob, {
+    connection,
+    prefix,
+    concurrency: 50,
+    // A worker that dies mid-delivery leaves its job locked this long; then another worker takes it.
+    lockDuration: config.jobLockMs,
+    stalledInterval: config.jobLockMs,
+    settings: { backoffStrategy: (attemptsMade: number) => retryDelaysMs[attemptsMade - 1] ?? retryDelaysMs.at(-1)! },
+  });
+  worker.on('failed', (job, err) => {
+    if (!job || job.data.kind !== 'deliver') return;
+    if (job.attemptsMade < deliveryAttempts) return logger.info({ runId: job.data.runId, attempt: job.attemptsMade, err: err.message }, 'webhook not delivered yet');
+    logger.warn({ runId: job.data.runId, err: err.message }, 'webhook not delivered: retries over');
+    void markFailedByRun(runtime, job.data.runId).catch((failure: unknown) => logger.warn({ err: String(failure) }, 'webhook delivery not marked failed'));
+  });
+  worker.on('error', (err) => logger.error({ err }, 'webhook worker error'));
+  await worker.waitUntilReady();
+  const upsert = () => queue.upsertJobScheduler('webhook-sweep', { every: sweepEveryMs }, { name: 'sweep', data: { kind: 'sweep' }, opts: { removeOnComplete: true, removeOnFail: true } });
+  await keepJobScheduler(producer, 'webhook-sweep', upsert, logger);
+  return {
+    async close() {
+      await worker.close();
+      await queue.close();
+      connection.disconnect();
+      producer.disconnect();
+    },
+  };
+}
+
+async function markFailedByRun(runtime: Runtime, runId: string): Promise<void> {
+  const row = await runtime.db.selectFrom('webhook_deliveries').select('id').where('run_id', '=', runId).executeTakeFirst();
+  if (row) await markDeliveryFailed(runtime.db, row.id);
+}
