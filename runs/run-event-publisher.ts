@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { runChannel, runEventsKey } from '../shared/channels.js';
 import { firstWorkerEventId, type RunEvent } from '../shared/events.js';
 import type { RunJobData } from '../shared/jobs.js';
+import { scriptCommand } from './redis-script.js';
 
 type EventOf<E> = E extends RunEvent ? Omit<E, 'runId'> : never;
 /** An event of the run, without its run id (the publisher adds it). */
@@ -15,21 +16,14 @@ export type PublishRunEvent = (event: RunEventBody) => Promise<void>;
  * auto-pipelining sends the events of every run made in the same turn of the event loop in one write
  * (a MULTI per event cost a socket write each: a quarter of a worker's time when agents stream tokens).
  */
-const appendRunEventScript = `
+const appendRunEvent = scriptCommand<[listKey: string, text: string, replayMs: number, channel: string]>(
+  1,
+  `
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PUBLISH', ARGV[3], ARGV[1])
-`;
-type WithAppendRunEvent = Redis & { appendRunEvent(listKey: string, text: string, replayMs: number, channel: string): Promise<unknown> };
-const withScript = new WeakSet<Redis>();
-
-function appendingRedis(redis: Redis): WithAppendRunEvent {
-  if (!withScript.has(redis)) {
-    redis.defineCommand('appendRunEvent', { numberOfKeys: 1, lua: appendRunEventScript });
-    withScript.add(redis);
-  }
-  return redis as WithAppendRunEvent;
-}
+`,
+);
 
 /**
  * Publishes one run's events where its job says (RunJobData.events). A logged run's events are
@@ -45,11 +39,10 @@ export function createRunEventPublisher(redis: Redis, prefix: string, data: RunJ
   }
   const listKey = runEventsKey(prefix, data.runId);
   const channel = runChannel(prefix, data.runId);
-  const appending = appendingRedis(redis);
   let nextId = firstId;
   return async (event) => {
     const text = JSON.stringify({ runId: data.runId, id: nextId++, ...event });
-    await appending.appendRunEvent(listKey, text, replayMs, channel);
+    await appendRunEvent(redis, listKey, text, replayMs, channel);
   };
 }
 

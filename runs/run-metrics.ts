@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { ResultCode } from '../shared/api.js';
 import { runCountsMetricsKey, runDurationMetricsKey } from '../shared/channels.js';
+import { scriptCommand } from './redis-script.js';
 
 /**
  * Run metrics, cluster-wide. Workers have no HTTP server and there may be many, so each ended run is
@@ -21,20 +22,28 @@ export interface RunDurations {
   count: number;
 }
 
+/** Counts a run by result code and, when ARGV[2] is not empty, in its duration bucket, the sum and the count. */
+const countRun = scriptCommand<[countsKey: string, durationsKey: string, resultCode: string, bucket: string, durationMs: number]>(
+  2,
+  `
+redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+if ARGV[2] ~= '' then
+  redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+  redis.call('HINCRBY', KEYS[2], 'sum_ms', ARGV[3])
+  redis.call('HINCRBY', KEYS[2], 'count', 1)
+end
+`,
+);
+
 /**
  * Adds one ended run: its result code and, when known, its duration (a run whose worker died has
- * none), counted in the one bucket it falls in (the reader sums them up). One MULTI, so a scrape never sees the count without the duration. Resolves even when Redis
- * fails: metrics must never fail a run.
+ * none), counted in the one bucket it falls in (the reader sums them up). One script, so a scrape never
+ * sees the count without the duration, and on an auto-pipelined connection it shares its socket write
+ * with the run's end event. Resolves even when Redis fails: metrics must never fail a run.
  */
 export async function recordRunMetrics(redis: Redis, prefix: string, resultCode: ResultCode, durationMs?: number): Promise<void> {
-  const multi = redis.multi().hincrby(runCountsMetricsKey(prefix), resultCode, 1);
-  if (durationMs !== undefined) {
-    const key = runDurationMetricsKey(prefix);
-    const seconds = durationMs / 1000;
-    const le = runDurationBuckets.find((bound) => seconds <= bound) ?? infinity;
-    multi.hincrby(key, bucketField(le), 1).hincrby(key, 'sum_ms', Math.round(durationMs)).hincrby(key, 'count', 1);
-  }
-  await multi.exec().catch(() => undefined);
+  const bucket = durationMs === undefined ? '' : bucketField(runDurationBuckets.find((bound) => durationMs / 1000 <= bound) ?? infinity);
+  await countRun(redis, runCountsMetricsKey(prefix), runDurationMetricsKey(prefix), resultCode, bucket, Math.round(durationMs ?? 0)).catch(() => undefined);
 }
 
 /** Runs ended so far by result code. */
