@@ -1,4 +1,6 @@
 import type { HistoryEntry, JsonObject, Plan, PrincipalKind } from '../shared/api.js';
+import { sql } from 'kysely';
+import { historyLimit } from '../shared/history.js';
 import type { Db } from './database.js';
 import type { Conversation, PausedAsk } from './schema.js';
 
@@ -44,7 +46,10 @@ export interface NewConversation {
 export interface ConversationState {
   agentVars: Record<string, JsonObject>;
   convVars: JsonObject;
+  /** The whole history after the run: the history it read with `added` at its end, the oldest dropped past the limit. */
   history: HistoryEntry[];
+  /** The one entry the run added. */
+  added: HistoryEntry;
 }
 
 /** The row of a new conversation, empty or with the state of its first run. */
@@ -63,15 +68,17 @@ export function conversationRow(conversation: NewConversation, state?: Conversat
 }
 
 /**
- * Writes a run's state where the conversation is still at the version the run read, raising it by
- * one. False when it is not (DESIGN §11: a stale writer changes nothing).
+ * The columns a run's kept state writes over the conversation it read (the commit is fenced by the
+ * version read, so the stored history is the one the run started from). The history gets the run's
+ * entry appended where it is stored, the oldest dropped at the limit: a long conversation's commit
+ * sends one entry, not up to 500.
  */
-/** The columns a run's kept state writes. */
 export function conversationStateValues(state: ConversationState) {
+  const added = sql<string>`jsonb_build_array(${JSON.stringify(state.added)}::jsonb)`;
   return {
     agent_vars: JSON.stringify(state.agentVars),
     conv_vars: JSON.stringify(state.convVars),
-    history: JSON.stringify(state.history),
+    history: sql<string>`case when jsonb_array_length(history) >= ${historyLimit} then (history - 0) || ${added} else history || ${added} end`,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { HistoryEntry, Principal, ResultCode } from '../shared/api.js';
 import type { RunJobData } from '../shared/jobs.js';
+import { historyLimit } from '../shared/history.js';
 import { retentionDays } from '../shared/retention.js';
 import type { Conversation, PausedAsk } from '../db/schema.js';
 
@@ -10,8 +11,6 @@ import type { Conversation, PausedAsk } from '../db/schema.js';
 
 const day = 86_400_000;
 
-/** Prompt history keeps this many entries, the newest. */
-export const historyLimit = 500;
 
 /**
  * Whether the call may run on the conversation it names: the caller owns it, it has not expired, and
@@ -38,8 +37,9 @@ export function pausedBySameAgent(pause: PausedAsk, data: RunJobData): boolean {
   return pause.agent_name === data.agentName && (pause.draft_id ?? undefined) === data.draft?.id;
 }
 
-/** The history with one more entry, keeping the newest `historyLimit`. */
-export function appendHistory(history: HistoryEntry[], entry: { agentName: string; query: string | null; resultCode: ResultCode; at: Date }): HistoryEntry[] {
-  const next = [...history, { agentName: entry.agentName, query: entry.query, resultCode: entry.resultCode, at: entry.at.toISOString() }];
-  return next.length > historyLimit ? next.slice(next.length - historyLimit) : next;
+/** The history with one more entry (`added`, as stored), keeping the newest `historyLimit`. */
+export function appendHistory(history: HistoryEntry[], entry: { agentName: string; query: string | null; resultCode: ResultCode; at: Date }): { history: HistoryEntry[]; added: HistoryEntry } {
+  const added: HistoryEntry = { agentName: entry.agentName, query: entry.query, resultCode: entry.resultCode, at: entry.at.toISOString() };
+  const next = [...history, added];
+  return { history: next.length > historyLimit ? next.slice(next.length - historyLimit) : next, added };
 }

@@ -80,7 +80,7 @@ describe('the version fence', () => {
       recordConversationRun(stack.runtime.db, {
         convid,
         version: 0,
-        state: { agentVars: {}, convVars: { writer }, history: [] },
+        state: { agentVars: {}, convVars: { writer }, ...entry(writer, now) },
         pause: { kind: 'save', pause: { convid, now, agentName: counter, agentVersion: 1, ask: { message: 'go on?', inputs: [] }, journal: [], startState: { inputs: {}, vars: {}, conv: {}, history: [], randomSeed: 1 } } },
         execution: execution(convid, runId, now),
         now,
@@ -116,4 +116,10 @@ function execution(convid: string, id: string, now: Date): NewExecution {
     finished_at: now,
     duration_ms: 0,
   };
+}
+
+/** The history a first commit leaves, and its entry. */
+function entry(query: string, at: Date) {
+  const added = { agentName: 'counter', query, resultCode: 'ask' as const, at: at.toISOString() };
+  return { history: [added], added };
 }

@@ -18,9 +18,10 @@ describe('first run writer', () => {
     const convid = randomUUID();
     const runId = options.runId ?? randomUUID();
     const now = new Date();
+    const added = { agentName: 'writer', query: null, resultCode: 'success' as const, at: now.toISOString() };
     return {
       conversation: { id: convid, ownerKind: 'serviceAccount', ownerId: randomUUID(), plan: 'free', now },
-      state: { agentVars: { writer: { n: 1 } }, convVars: {}, history: [] },
+      state: { agentVars: { writer: { n: 1 } }, convVars: {}, history: [added], added },
       ...(options.asks
         ? { pause: { convid, now, agentName: 'writer', agentVersion: 1, ask: { message: 'more?', inputs: [] }, journal: [], startState: { inputs: {}, vars: {}, conv: {}, history: [], randomSeed: 1 } } }
         : {}),

@@ -27,7 +27,7 @@ export function keptChanges(
   const state: ConversationState = {
     agentVars: { ...conversation?.agent_vars, [data.agentName]: outcome.vars },
     convVars: outcome.conv,
-    history: appendHistory(conversation?.history ?? [], { agentName: data.agentName, query, resultCode: outcome.resultCode, at: now }),
+    ...appendHistory(conversation?.history ?? [], { agentName: data.agentName, query, resultCode: outcome.resultCode, at: now }),
   };
   if (outcome.resultCode === 'success') return { state, pause: start.resuming ? { kind: 'delete' } : { kind: 'keep' } };
   const pause: NewPause = {

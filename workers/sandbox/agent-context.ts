@@ -106,7 +106,6 @@ export async function runInAgentContext(agent: AgentContext, session: Session): 
     convid: run.convid,
     inputs: run.inputs,
     caller: { kind: run.caller.kind, id: run.caller.id, role: run.caller.role },
-    history: run.history,
     vars: run.vars,
     conv: run.conv,
     randomSeed: run.randomSeed,

@@ -32,6 +32,7 @@ const syncOps: Record<string, (session: Session, payload: Payload) => unknown> =
   flush: () => null,
   fail: (session, p) => session.end({ resultCode: 'failCommand', error: { message: stringField(p, 'message') } }),
   now: (session) => callNow(session),
+  history: (session) => session.run.history,
   fetchClose: callFetchClose,
   trace: (session, p) => (isTracing(session) ? traceVariableChange(session, p) : undefined),
   tooManyPending: () => {

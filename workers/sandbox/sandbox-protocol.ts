@@ -19,7 +19,6 @@ export interface RunConfig {
   convid: string;
   inputs: { [key: string]: unknown };
   caller: { kind: string; id: string; role: string };
-  history: readonly unknown[];
   vars: { [key: string]: unknown };
   conv: { [key: string]: unknown };
   /** Seeds Math.random so a replay draws the same numbers. */

@@ -19,7 +19,7 @@ export interface Host {
   };
 }
 
-export type SyncOp = 'say' | 'html' | 'image' | 'log' | 'fail' | 'now' | 'trace' | 'tooManyPending' | 'fetchClose' | 'flush';
+export type SyncOp = 'say' | 'html' | 'image' | 'log' | 'fail' | 'now' | 'trace' | 'tooManyPending' | 'fetchClose' | 'flush' | 'history';
 export type AsyncOp = 'sleep' | 'fetch' | 'fetchRead' | 'ask';
 /**
  * Text written with sys.write (token streaming): nothing comes back, so it waits in the run's outbox

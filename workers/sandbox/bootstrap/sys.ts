@@ -57,6 +57,7 @@ function makeResponse(result: FetchReply) {
  */
 export function makeSys(run: Run, config: RunConfig) {
   const inputs = config.inputs;
+  let history: unknown;
   const sys = {
     agentName: config.agentName,
     convid: config.convid,
@@ -65,7 +66,13 @@ export function makeSys(run: Run, config: RunConfig) {
     caller: config.caller,
     vars: config.vars as unknown,
     conv: config.conv as unknown,
-    history: config.history,
+    /**
+     * Asked of the host when the agent first reads it: a long conversation's history (up to 500
+     * entries) crosses into the isolate only for the agents that use it.
+     */
+    get history(): unknown {
+      return (history ??= callSync(run, 'history', {}));
+    },
     secrets: freezeSecrets(config.secrets),
     say(markdown: unknown): void {
       callSync(run, 'say', traced(run, { text: String(markdown) }));

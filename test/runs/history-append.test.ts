@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { HistoryEntry } from '../../shared/api.js';
+import { historyLimit } from '../../shared/history.js';
+import { createDb, type Db } from '../../db/database.js';
+import { recordConversationRun, recordFirstRuns } from '../../db/run-commit.repository.js';
+import type { NewExecution } from '../../db/schema.js';
+import { testEnv } from '../helpers/test-env.js';
+
+/** A commit appends the run's history entry where the history is stored, keeping the newest `historyLimit`. */
+describe('history append at commit', () => {
+  let db: Db;
+
+  before(() => {
+    db = createDb(testEnv.DATABASE_URL!, 2);
+  });
+  after(() => db.destroy());
+
+  const entry = (query: string): HistoryEntry => ({ agentName: 'counter', query, resultCode: 'success', at: new Date().toISOString() });
+  const execution = (convid: string): NewExecution => {
+    const now = new Date();
+    const id = randomUUID();
+    return { id, convid, agent_name: 'counter', agent_version: 1, draft_id: null, principal_kind: 'serviceAccount', principal_id: randomUUID(), request_id: id, result_code: 'success', error_message: null, response: '{}', started_at: now, finished_at: now, duration_ms: 0 };
+  };
+
+  const conversationWith = async (history: HistoryEntry[]) => {
+    const convid = randomUUID();
+    const now = new Date();
+    const conversation = { id: convid, ownerKind: 'serviceAccount' as const, ownerId: randomUUID(), plan: 'free' as const, now };
+    await recordFirstRuns(db, [{ conversation, state: { agentVars: {}, convVars: {}, history, added: history.at(-1)! }, execution: execution(convid) }]);
+    return convid;
+  };
+
+  const commitOne = async (convid: string, query: string) => {
+    const added = entry(query);
+    // The whole history is what the handed-over state carries; the statement sends `added` alone.
+    const outcome = await recordConversationRun(db, { convid, version: 0, state: { agentVars: {}, convVars: {}, history: [], added }, pause: { kind: 'keep' }, execution: execution(convid), now: new Date() });
+    assert.equal(outcome, 'committed');
+    const row = await db.selectFrom('conversations').select(['history', 'version']).where('id', '=', convid).executeTakeFirstOrThrow();
+    return row;
+  };
+
+  it('appends the entry to a short history', async () => {
+    const convid = await conversationWith([entry('first')]);
+    const { history, version } = await commitOne(convid, 'second');
+    assert.deepEqual(history.map((each) => each.query), ['first', 'second']);
+    assert.equal(version, 1);
+  });
+
+  it('drops the oldest entry of a full history, so it stays at the limit', async () => {
+    const full = Array.from({ length: historyLimit }, (_, i) => entry(`q${i}`));
+    const convid = await conversationWith(full);
+    const { history } = await commitOne(convid, 'newest');
+    assert.equal(history.length, historyLimit);
+    assert.equal(history[0]!.query, 'q1');
+    assert.equal(history.at(-1)!.query, 'newest');
+  });
+});
