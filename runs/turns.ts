@@ -42,7 +42,11 @@ export async function leaveTurn(redis: Redis, prefix: string, convid: string, me
   await redis.zrem(conversationTurnsKey(prefix, convid), member);
 }
 
-export type TurnWait = 'ready' | 'busy' | 'stopped';
+/**
+ * How a wait for the turn ended. `ready` with `held`: the call before it ended in this process and
+ * handed over the conversation as it left it (its committed state), so the call needs no read.
+ */
+export type TurnWait<Held> = { kind: 'ready'; held?: Held } | { kind: 'busy' } | { kind: 'stopped' };
 
 export interface TurnOptions {
   /** Give up (busy) at this epoch ms. */
@@ -50,6 +54,8 @@ export interface TurnOptions {
   signal: AbortSignal;
   /** An entry older than this is a leftover of a dead process. */
   staleMs: number;
+  /** Called once if the call is not at the head when it first looks: it will wait. */
+  onQueued?: () => void;
 }
 
 /**
@@ -57,37 +63,51 @@ export interface TurnOptions {
  * at once when a call ends in this process, by a `turn` message when it ends in another, and polls
  * as a safety net.
  */
-export interface ConversationTurns {
-  wait(convid: string, member: string, options: TurnOptions): Promise<TurnWait>;
-  /** Ends a call's turn and wakes whoever is next. */
-  release(convid: string, member: string): Promise<void>;
+export interface ConversationTurns<Held = unknown> {
+  wait(convid: string, member: string, options: TurnOptions): Promise<TurnWait<Held>>;
+  /**
+   * Ends a call's turn and wakes whoever is next. `held`: the conversation as the ending call left it,
+   * handed to the next call when that call waits in this process (the conversation as a hot actor).
+   */
+  release(convid: string, member: string, held?: Held, successor?: Promise<string | undefined>): Promise<void>;
+  /**
+   * The call next in line behind `member` (at the head) as the order stands now: asked as a call starts,
+   * so its release can hand the turn to that call at once when it waits in this process. Calls that
+   * arrive later queue behind it; if it has gone by the release, the release looks again.
+   */
+  successor(convid: string, member: string): Promise<string | undefined>;
   /** A `turn` message from another process: wake this process's waiters on the conversation. */
   wake(convid: string): void;
 }
 
 const pollMs = 50;
 
+interface Handover<Held> {
+  held: Held | undefined;
+}
+
 /** This process's side of the turn order; `announce` tells the other processes a conversation's next call may start. */
-export function createConversationTurns(redis: Redis, prefix: string, announce: (convid: string) => Promise<unknown>): ConversationTurns {
+export function createConversationTurns<Held>(redis: Redis, prefix: string, announce: (convid: string) => Promise<unknown>): ConversationTurns<Held> {
   /**
-   * This process's waiting calls: convid → member → how to wake it. Woken with `true` by a release
-   * that saw it at the head of the order (in the same MULTI as its removal): it may start at once.
+   * This process's waiting calls: convid → member → how to wake it. Woken with a hand-over by a release
+   * that saw it at the head of the order (in the same MULTI as its removal): it may start at once, with
+   * the conversation as the call before it left it.
    */
-  const waiters = new Map<string, Map<string, (isHead?: boolean) => void>>();
+  const waiters = new Map<string, Map<string, (handover?: Handover<Held>) => void>>();
 
   const wake = (convid: string) => {
     for (const resolve of waiters.get(convid)?.values() ?? []) resolve();
   };
 
   const nap = (convid: string, member: string, ms: number, signal: AbortSignal) =>
-    new Promise<boolean>((resolve) => {
-      const done = (isHead = false) => {
+    new Promise<Handover<Held> | undefined>((resolve) => {
+      const done = (handover?: Handover<Held>) => {
         clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         const local = waiters.get(convid);
         local?.delete(member);
         if (local?.size === 0) waiters.delete(convid);
-        resolve(isHead);
+        resolve(handover);
       };
       const timer = setTimeout(() => done(), ms);
       const onAbort = () => done();
@@ -98,32 +118,52 @@ export function createConversationTurns(redis: Redis, prefix: string, announce: 
     });
 
   return {
-    async wait(convid, member, { deadline, signal, staleMs }) {
+    async wait(convid, member, { deadline, signal, staleMs, onQueued }) {
       const key = conversationTurnsKey(prefix, convid);
-      let handedOver = false;
+      let queued = false;
+      let handover: Handover<Held> | undefined;
       for (;;) {
-        if (signal.aborted) return 'stopped';
+        if (signal.aborted) return { kind: 'stopped' };
         // Handed the turn by this process's release of the call before it: no need to read the head again.
-        if (handedOver) return 'ready';
+        if (handover) return { kind: 'ready', held: handover.held };
         const [head] = await redis.zrange(key, 0, 0);
         // No head: the order was lost (Redis flushed); the version fence still keeps stale writers out.
-        if (head === undefined || head === member) return 'ready';
+        if (head === undefined || head === member) return { kind: 'ready' };
         if (Date.now() - turnArrivedAt(head) > staleMs) {
           await redis.zrem(key, head);
           continue;
         }
         const left = deadline - Date.now();
-        if (left <= 0) return 'busy';
-        handedOver = await nap(convid, member, Math.min(pollMs, left), signal);
+        if (left <= 0) return { kind: 'busy' };
+        if (!queued) {
+          queued = true;
+          onQueued?.();
+        }
+        handover = await nap(convid, member, Math.min(pollMs, left), signal);
       }
     },
-    async release(convid, member) {
+    async successor(convid, member) {
+      const [head, next] = await redis.zrange(conversationTurnsKey(prefix, convid), 0, 1);
+      return head === member ? next : undefined;
+    },
+    async release(convid, member, held, successor) {
       const key = conversationTurnsKey(prefix, convid);
+      const known = await successor?.catch(() => undefined);
+      const waiting = known === undefined ? undefined : waiters.get(convid)?.get(known);
+      if (waiting) {
+        // Its successor waits here: it starts now, and the removal follows on the same connection,
+        // before anything this process does to the order next. Other processes' waiters still see this
+        // call at the head until then, and keep waiting.
+        const removed = redis.zrem(key, member);
+        waiting({ held });
+        await removed;
+        return;
+      }
       const [, head] = (await redis.multi().zrem(key, member).zrange(key, 0, 0).exec()) ?? [];
       const next = (head?.[1] as string[] | undefined)?.[0];
       if (next === undefined) return;
       const local = waiters.get(convid)?.get(next);
-      if (local) local(true);
+      if (local) local({ held });
       else await announce(convid);
     },
     wake,

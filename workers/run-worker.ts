@@ -17,6 +17,7 @@ import { createContextPool } from './sandbox/context-pool.js';
 import { createSessionWatch } from './runs/session-watch.js';
 import { applyMemoryBackpressure } from './memory-backpressure.js';
 import { createRunControl } from './runs/run-control.js';
+import type { HeldConversation } from './runs/held-conversation.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
 
 export interface WorkerDeps {
@@ -40,7 +41,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   publisher.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
   const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
   const control = createRunControl();
-  const turns = createConversationTurns(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
+  const turns = createConversationTurns<HeldConversation>(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
   const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
   const sessions = createSessionWatch(deps);
   const secrets = createAgentSecretsCache(deps.box);

@@ -12,6 +12,8 @@ export interface AgentCode {
 /** Published versions never change, so their compiled code is kept in memory (bounded, oldest out). */
 export interface AgentCodeCache {
   latest(db: Db, name: string): Promise<AgentCode | undefined>;
+  /** The latest published version's number (read now, with the other calls asking in this turn of the event loop). */
+  latestVersion(db: Db, name: string): Promise<number | undefined>;
   version(db: Db, name: string, version: number): Promise<AgentCode | undefined>;
 }
 
@@ -25,6 +27,7 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
   };
   return {
     // Only the version number is read per call; the code comes from the cache after its first use.
+    latestVersion: (db, name) => latestVersions.read(db, name),
     async latest(db, name) {
       const version = await latestVersions.read(db, name);
       return version === undefined ? undefined : this.version(db, name, version);

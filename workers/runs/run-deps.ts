@@ -6,6 +6,7 @@ import type { TraceEvent } from '../../shared/trace.js';
 import type { Db } from '../../db/database.js';
 import type { FirstRunWriter } from '../../runs/first-run-writer.js';
 import type { ConversationTurns } from '../../runs/turns.js';
+import type { HeldConversation } from './held-conversation.js';
 import type { ContextPool } from '../sandbox/context-pool.js';
 import type { AgentCodeCache } from './agent-code-cache.js';
 import type { AgentSecretsCache } from './agent-secrets-cache.js';
@@ -18,7 +19,7 @@ export interface RunDeps {
   clock: Clock;
   agents: AgentCodeCache;
   secrets: AgentSecretsCache;
-  turns: ConversationTurns;
+  turns: ConversationTurns<HeldConversation>;
   isolates: ContextPool;
   firstRuns: FirstRunWriter;
 }
