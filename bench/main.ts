@@ -37,8 +37,13 @@ const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
 const maxAgentRuntimeMs = 10_000;
 const workerConcurrency = 16;
 
-function scenarios(profile: Profile): Scenario[] {
-  return [clientCost, helloSequential, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
+/** The scenarios to run: all, or the ones `--only` names (an unknown id stops the bench, naming the known ones). */
+function scenarios(profile: Profile, only: string[] | undefined): Scenario[] {
+  const all = [clientCost, helloSequential, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
+  if (!only) return all;
+  const unknown = only.filter((id) => !all.some((scenario) => scenario.id === id));
+  if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; the scenarios are ${all.map((scenario) => scenario.id).join(', ')}`);
+  return all.filter((scenario) => only.includes(scenario.id));
 }
 
 /** What the steps gathered; kept when a later step fails, so the report shows what was measured. */
@@ -60,6 +65,7 @@ const messageOf = (err: unknown) => (err instanceof Error ? err.message : String
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
+  const chosen = scenarios(options.profile, options.only);
   const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const names: Names = { tag, queuePrefix: `agentexec-bench-${tag}`, databaseUrl: `${postgresUrl}/agentexec_bench_${tag}` };
   const environment = describeEnvironment(options.profile.name, projectRoot);
@@ -68,7 +74,7 @@ async function main(): Promise<number> {
   teardown.add(`delete Redis keys ${names.queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, names.queuePrefix)} deleted`);
 
   const gathered: Gathered = { floor: null, measurements: [], notes: {}, processes: [] };
-  const fatal = await gather(gathered, options.profile, names, teardown).then(
+  const fatal = await gather(gathered, options.profile, chosen, names, teardown).then(
     () => undefined,
     (err: unknown) => {
       log(`bench could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -77,15 +83,16 @@ async function main(): Promise<number> {
     },
   );
   const results = resultsOf(gathered, environment, fatal, await teardown.run());
-  writeResults(resultsPath, results);
-  process.stdout.write(`${formatReport(results)}\n\nwritten to ${resultsPath}\n`);
+  // A partial run (--only) leaves the recorded results of the last whole run as they are.
+  if (!options.only) writeResults(resultsPath, results);
+  process.stdout.write(`${formatReport(results)}\n\n${options.only ? 'not written (--only)' : `written to ${resultsPath}`}\n`);
   if (fatal) return 2;
   const clean = results.summary.targetsMissed === 0 && results.summary.failedMeasurements === 0;
   return options.strict && !clean ? 1 : 0;
 }
 
 /** The floor, then the product's stack and the scenarios against it. */
-async function gather(gathered: Gathered, profile: Profile, names: Names, teardown: Teardown): Promise<void> {
+async function gather(gathered: Gathered, profile: Profile, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
   log(`▸ (a) floor: raw BullMQ round trip (${profile.name} profile)`);
   const floor = await measureFloor(redisUrl, names.queuePrefix, profile).then(
     (figures) => ({ figures, error: undefined }),
@@ -97,7 +104,7 @@ async function gather(gathered: Gathered, profile: Profile, names: Names, teardo
 
   log('▸ setting up: database, agents, key, web and worker processes');
   const context = await setUpStack(profile, names, teardown, gathered.processes);
-  const run = await runScenarios(scenarios(profile), context, log);
+  const run = await runScenarios(chosen, context, log);
   gathered.measurements.push(...run.measurements);
   gathered.notes = run.notes;
 }

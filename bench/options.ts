@@ -19,6 +19,8 @@ export interface Options {
   profile: Profile;
   /** Exit 1 when a target is missed or a measurement failed (for CI); otherwise only a broken harness does. */
   strict: boolean;
+  /** Scenario ids to run (the floor is always measured); undefined runs them all. */
+  only?: string[];
 }
 
 const full: Profile = {
@@ -53,14 +55,16 @@ const quick: Profile = {
   openStreams: 100,
 };
 
-const usage = 'usage: node --no-node-snapshot dist/bench/main.js [--quick] [--strict]';
+const usage = 'usage: node --no-node-snapshot dist/bench/main.js [--quick] [--strict] [--only SCENARIO,...]';
 
-/** Reads the command line (`--quick`, `--strict`); an unknown flag stops with the usage line. */
+/** Reads the command line (`--quick`, `--strict`, `--only ids`); an unknown flag stops with the usage line. */
 export function parseOptions(argv: string[]): Options {
   const options: Options = { profile: full, strict: false };
-  for (const arg of argv) {
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
     if (arg === '--quick') options.profile = quick;
     else if (arg === '--strict') options.strict = true;
+    else if (arg === '--only' && argv[i + 1]) options.only = argv[++i]!.split(',');
     else throw new Error(`unknown option ${arg}\n${usage}`);
   }
   return options;
