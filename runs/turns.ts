@@ -15,7 +15,8 @@ local ticket = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ticket, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return ticket`;
+if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[1] then return 1 end
+return 0`;
 
 /** Extra life of an entry past the longest wait and run: older ones are leftovers of a dead process. */
 const graceMs = 60_000;
@@ -30,11 +31,22 @@ export function turnArrivedAt(member: string): number {
   return Number(member.slice(0, member.indexOf(':')));
 }
 
-/** Takes a ticket for a call on an existing conversation; returns the member to wait with. */
-export async function enqueueTurn(redis: Redis, prefix: string, convid: string, runId: string, keepMs: number): Promise<string> {
+/** A call's place in its conversation's order. */
+export interface Turn {
+  /** The member to wait with. */
+  member: string;
+  /**
+   * It was the head when it arrived: no call was waiting or running. Tickets only grow, so nothing can
+   * get ahead of it later, and its worker starts it without looking at the order.
+   */
+  first: boolean;
+}
+
+/** Takes a ticket for a call on an existing conversation. */
+export async function enqueueTurn(redis: Redis, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn> {
   const member = `${Date.now()}:${runId}`;
-  await redis.eval(enqueueScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs);
-  return member;
+  const first = await redis.eval(enqueueScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs);
+  return { member, first: first === 1 };
 }
 
 /** Drops a call from the order (it ended, was cancelled while queued, or never ran). */
@@ -56,6 +68,8 @@ export interface TurnOptions {
   staleMs: number;
   /** Called once if the call is not at the head when it first looks: it will wait. */
   onQueued?: () => void;
+  /** The call was the head when it arrived (Turn.first): it is ready without a look. */
+  first?: boolean;
 }
 
 /**
@@ -118,7 +132,9 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
     });
 
   return {
-    async wait(convid, member, { deadline, signal, staleMs, onQueued }) {
+    async wait(convid, member, { deadline, signal, staleMs, onQueued, first }) {
+      if (signal.aborted) return { kind: 'stopped' };
+      if (first) return { kind: 'ready' };
       const key = conversationTurnsKey(prefix, convid);
       let queued = false;
       let handover: Handover<Held> | undefined;

@@ -19,6 +19,8 @@ export interface RunJobData {
   newConversation: boolean;
   /** The call's place in the conversation's arrival order (runs/turns.ts); none for a new conversation. */
   turn: string | null;
+  /** The call was first in its conversation's order when it arrived: it starts without waiting (runs/turns.ts Turn.first). */
+  turnFirst?: boolean;
   caller: Principal;
   /** The session (its row id, not its token) of a call made with a session cookie: the run ends `mustLogin` if it ends. */
   sessionId?: string;

@@ -137,7 +137,8 @@ async function enqueueRun(
   const prefix = config.queuePrefix;
   const keepMs = turnLifetimeMs(config);
   const existing = call.body.convid !== undefined;
-  const turn = existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
+  const place = existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
+  const turn = place?.member ?? null;
   // A call can be cancelled by what its caller knows while it runs: the ids it sent, and for a stream
   // (whose headers and start event come at once) the made-up request id and the new convid too.
   const logged = events.kind === 'log';
@@ -159,6 +160,7 @@ async function enqueueRun(
     convid,
     newConversation: !existing,
     turn,
+    ...(place?.first ? { turnFirst: true } : {}),
     caller: call.caller,
     ...(call.sessionId ? { sessionId: call.sessionId } : {}),
     ...(call.draft ? { draft: call.draft } : {}),

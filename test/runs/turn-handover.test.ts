@@ -23,8 +23,9 @@ describe('turn hand-over', () => {
   it('gives the next call waiting here the turn with the conversation as the call before it left it; one waiting elsewhere is told to read', async () => {
     const turns = createConversationTurns<{ version: number }>(redis, prefix, async (convid) => announced.push(convid));
     const convid = randomUUID();
-    const first = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
-    const second = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
+    const { member: first, first: firstArrived } = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
+    const { member: second, first: secondArrived } = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
+    assert.deepEqual([firstArrived, secondArrived], [true, false], 'only a call that finds nobody ahead is first');
     assert.deepEqual(await turns.wait(convid, first, options()), { kind: 'ready' });
 
     let queued = 0;
@@ -37,7 +38,7 @@ describe('turn hand-over', () => {
 
     // A call queued here behind one whose worker is elsewhere: that worker's release announces instead.
     const elsewhere = createConversationTurns<{ version: number }>(redis, prefix, async (id) => announced.push(id));
-    const third = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
+    const { member: third } = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
     await elsewhere.release(convid, second, { version: 9 });
     assert.deepEqual(announced, [convid]);
     // Woken by the announcement (or its poll), it reads the head itself and gets no state.

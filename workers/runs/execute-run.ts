@@ -39,6 +39,7 @@ export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonOb
       deadline: turnArrivedAt(turn) + deps.config.convWaitMs,
       signal,
       staleMs: turnLifetimeMs(deps.config),
+      first: data.turnFirst,
       onQueued: () => {
         if (data.draft) return;
         latestVersion = deps.agents.latestVersion(deps.db, data.agentName);
