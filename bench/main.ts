@@ -35,7 +35,6 @@ const redisUrl = 'redis://127.0.0.1:6379';
 const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
 /** Cuts the spinning agent when a cancel fails; the sleeper agent (8 s) stays under it. */
 const maxAgentRuntimeMs = 10_000;
-const workerConcurrency = 16;
 
 /** The scenarios to run: all, or the ones `--only` names (an unknown id stops the bench, naming the known ones). */
 function scenarios(profile: Profile, only: string[] | undefined): Scenario[] {
@@ -113,7 +112,7 @@ async function gather(gathered: Gathered, profile: Profile, chosen: Scenario[], 
 async function setUpStack(profile: Profile, names: Names, teardown: Teardown, processes: ProductProcess[]): Promise<ScenarioContext> {
   teardown.add(`drop database agentexec_bench_${names.tag}`, () => dropDatabase(names.databaseUrl));
   const { bearerKey } = await createFixture(names.databaseUrl, benchAgents);
-  const settings = { databaseUrl: names.databaseUrl, redisUrl, queuePrefix: names.queuePrefix, port: await freePort(), workerConcurrency, maxAgentRuntimeMs };
+  const settings = { databaseUrl: names.databaseUrl, redisUrl, queuePrefix: names.queuePrefix, port: await freePort(), maxAgentRuntimeMs };
   const stack = await startStack(settings, (spawned) => {
     processes.push(spawned);
     teardown.add(`stop ${spawned.name} (pid ${spawned.pid})`, () => spawned.stop(20_000));
