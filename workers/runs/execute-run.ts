@@ -50,9 +50,12 @@ export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonOb
     if (waited.kind === 'stopped') {
       return await recordEnding(deps.db, data, { startedAt: deps.clock.now(), agentVersion: undefined, response: stoppedWaiting(data, stopOf(signal)) });
     }
-    // Who is next is asked while this call runs: its release then hands over without a round trip first.
-    successor = deps.turns.successor(data.convid, turn);
-    successor.catch(() => undefined);
+    // A conversation with calls queued on it: who is next is asked while this call runs, so its release
+    // hands over without a round trip first. (A call that found the conversation idle does not ask.)
+    if (!data.turnFirst) {
+      successor = deps.turns.successor(data.convid, turn);
+      successor.catch(() => undefined);
+    }
     const held = waited.held && latestVersion ? { ...waited.held, latestVersion: await latestVersion } : undefined;
     end = await runOnConversation(deps, data, inputs, sink, signal, held);
     return end.result;
