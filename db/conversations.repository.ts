@@ -1,5 +1,5 @@
-import type { HistoryEntry, JsonObject, Plan, PrincipalKind } from '../shared/api.js';
 import { sql } from 'kysely';
+import type { HistoryEntry, JsonObject, Plan, PrincipalKind } from '../shared/api.js';
 import { historyLimit } from '../shared/history.js';
 import type { Db } from './database.js';
 import type { Conversation, PausedAsk } from './schema.js';

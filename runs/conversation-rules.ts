@@ -11,7 +11,6 @@ import type { Conversation, PausedAsk } from '../db/schema.js';
 
 const day = 86_400_000;
 
-
 /**
  * Whether the call may run on the conversation it names: the caller owns it, it has not expired, and
  * whoever paused it (if anyone) is the same agent. Otherwise the call ends `unknownConversation`.
