@@ -24,12 +24,28 @@ export interface RunEvents {
   close(): Promise<void>;
 }
 
+/** An event this long (characters of JSON) is handed to its handler in a later turn of the event loop. */
+const largeEventChars = 256 * 1024;
+
 export async function openRunEvents(redisUrl: string, reader: Redis, prefix: string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
   const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const inboxHandlers = new Map<string, (event: RunEvent) => void>();
   const channelHandlers = new Map<string, Set<(event: LoggedEvent) => void>>();
   const subscribed = new Map<string, Promise<unknown>>();
 
+  const deliver = (channel: string, event: LoggedEvent) => {
+    if (channel === inboxChannel) inboxHandlers.get(event.runId)?.(event);
+    else for (const handler of channelHandlers.get(channel) ?? []) handler(event);
+  };
+  // A large event (an answer of megabytes) is handed on in a turn of the event loop after the one that
+  // parsed it, so its parsing and what its handler does next (a response serialised and written) never
+  // hold the event loop as one piece. Events that come meanwhile wait behind it: order is kept.
+  let deferred: [string, LoggedEvent][] | undefined;
+  const deliverDeferred = () => {
+    const batch = deferred!;
+    deferred = undefined;
+    for (const [channel, event] of batch) deliver(channel, event);
+  };
   subscriber.on('message', (channel: string, message: string) => {
     let event: LoggedEvent;
     try {
@@ -38,8 +54,12 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
       logger.warn({ channel }, 'unreadable run event');
       return;
     }
-    if (channel === inboxChannel) inboxHandlers.get(event.runId)?.(event);
-    else for (const handler of channelHandlers.get(channel) ?? []) handler(event);
+    if (!deferred && message.length < largeEventChars) return deliver(channel, event);
+    if (!deferred) {
+      deferred = [];
+      setImmediate(deliverDeferred);
+    }
+    deferred.push([channel, event]);
   });
   subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'run events connection error'));
   await subscriber.subscribe(inboxChannel);

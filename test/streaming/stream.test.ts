@@ -48,6 +48,18 @@ describe('streamed calls and re-attaching', () => {
     assert.ok(end.at - first.at > 250, 'the first part arrived while the agent was still sleeping');
   });
 
+  it('keeps the order of events when a large one (handed on in a later turn) is followed by small ones, streamed or not', async () => {
+    const big = uniqueAgentName('big-sayer');
+    await publishAgent(stack.runtime.db, big, `export default async (sys) => { sys.say('a'); sys.say('x'.repeat(300000)); sys.say('b'); sys.say('c'); }`);
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: big, stream: true }, { key });
+    const events = await stream.done;
+    assert.deepEqual(events.map((e) => (e.event === 'part' ? (e.data as { text: string }).text.slice(0, 3) : e.event)), ['start', 'a', 'xxx', 'b', 'c', 'end']);
+    assert.deepEqual(events.map((e) => Number(e.id)), [1, 2, 3, 4, 5, 6]);
+    const plain = await execAgent(stack.url, key, { agentName: big });
+    assert.equal(plain.body.resultCode, 'success');
+    assert.deepEqual(plain.body.output.map((part: { text: string }) => part.text.length), [1, 300_000, 1, 1]);
+  });
+
   it('streams written text as delta events', async () => {
     const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: writer, stream: true }, { key });
     const events = await stream.done;
