@@ -10,6 +10,8 @@ import * as conversationVersion from './migrations/0005_conversation_version.js'
 import * as agentSecrets from './migrations/0006_agent_secrets.js';
 import * as runRecords from './migrations/0007_run_records.js';
 import * as webhooks from './migrations/0008_webhooks.js';
+import * as lz4Compression from './migrations/0009_lz4_compression.js';
+import * as oneConversationIndex from './migrations/0010_one_conversation_index_on_executions.js';
 
 export type Db = Kysely<Database>;
 
@@ -23,6 +25,8 @@ const migrations: Record<string, Migration> = {
   '0006_agent_secrets': agentSecrets,
   '0007_run_records': runRecords,
   '0008_webhooks': webhooks,
+  '0009_lz4_compression': lz4Compression,
+  '0010_one_conversation_index_on_executions': oneConversationIndex,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { HistoryEntry } from '../../shared/api.js';
 import { historyLimit } from '../../shared/history.js';
 import { createDb, type Db } from '../../db/database.js';
@@ -54,5 +55,8 @@ describe('history append at commit', () => {
     assert.equal(history.length, historyLimit);
     assert.equal(history[0]!.query, 'q1');
     assert.equal(history.at(-1)!.query, 'newest');
+    // Large enough to be compressed, and with lz4 (migration 0009), which PostgreSQL here supports.
+    const { rows } = await sql<{ method: string | null }>`select pg_column_compression(history) as method from conversations where id = ${convid}`.execute(db);
+    assert.equal(rows[0]?.method, 'lz4');
   });
 });
