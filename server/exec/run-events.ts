@@ -37,9 +37,10 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     if (channel === inboxChannel) inboxHandlers.get(event.runId)?.(event);
     else for (const handler of channelHandlers.get(channel) ?? []) handler(event);
   };
-  // A large event (an answer of megabytes) is handed on in a turn of the event loop after the one that
-  // parsed it, so its parsing and what its handler does next (a response serialised and written) never
-  // hold the event loop as one piece. Events that come meanwhile wait behind it: order is kept.
+  // A large event (an answer of megabytes) is handed on after the event loop has polled for I/O once
+  // more (an immediate scheduled from an immediate runs in the next loop's check phase), so its parsing
+  // and what its handler does next (a response serialised and written) never hold the loop as one
+  // piece: a request that came meanwhile is read in between. Events that come meanwhile wait behind it.
   let deferred: [string, LoggedEvent][] | undefined;
   const deliverDeferred = () => {
     const batch = deferred!;
@@ -57,7 +58,7 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     if (!deferred && message.length < largeEventChars) return deliver(channel, event);
     if (!deferred) {
       deferred = [];
-      setImmediate(deliverDeferred);
+      setImmediate(() => setImmediate(deliverDeferred));
     }
     deferred.push([channel, event]);
   });

@@ -72,6 +72,20 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
 // The ending returned once the run has already ended (by stop or deadline); session.end ignores it.
 const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
 
+/**
+ * Cold starts take turns: making an isolate and loading a context hold the main thread for several
+ * milliseconds each, and a burst of runs for new callers or agents (all fetched in one turn of the
+ * event loop) would otherwise do them back to back. Each waits for the one before it and for one more
+ * poll for I/O (an immediate scheduled from an immediate runs after the next poll), so requests such
+ * as /healthz are answered in between.
+ */
+let lastLoad: Promise<void> = Promise.resolve();
+function turnToLoad(): Promise<void> {
+  const mine = lastLoad.then(() => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve))));
+  lastLoad = mine;
+  return mine;
+}
+
 async function executeAgent(pool: ContextPool, session: Session, held: Held): Promise<Ending> {
   // Stopped before the start: take nothing from the pool.
   if (hasEnded(session)) return alreadyEnded;
@@ -79,6 +93,8 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
   let agent = session.run.fresh ? undefined : pool.take(key);
   if (!agent) {
+    await turnToLoad();
+    if (hasEnded(session)) return alreadyEnded;
     held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key);
     const loaded = await loadAgentContext(held.sandbox);
     if (!loaded.ok) {
