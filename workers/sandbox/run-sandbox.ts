@@ -75,9 +75,9 @@ const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
 /**
  * Cold starts take turns: making an isolate and loading a context hold the main thread for several
  * milliseconds each, and a burst of runs for new callers or agents (all fetched in one turn of the
- * event loop) would otherwise do them back to back. Each waits for the one before it and for one more
- * poll for I/O (an immediate scheduled from an immediate runs after the next poll), so requests such
- * as /healthz are answered in between.
+ * event loop) would otherwise do them back to back. Each waits until the one before it has had its turn
+ * and the event loop has polled for I/O once more (an immediate scheduled from an immediate runs after
+ * the next poll), so requests such as /healthz are answered in between.
  */
 let lastLoad: Promise<void> = Promise.resolve();
 function turnToLoad(): Promise<void> {
