@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { runChannel, runEventsKey } from '../../shared/channels.js';
 import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../../shared/events.js';
+import { afterIoPoll } from '../../shared/after-io-poll.js';
 import type { Logger } from '../../shared/logger.js';
 
 /**
@@ -38,9 +39,9 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     else for (const handler of channelHandlers.get(channel) ?? []) handler(event);
   };
   // A large event (an answer of megabytes) is handed on after the event loop has polled for I/O once
-  // more (an immediate scheduled from an immediate runs in the next loop's check phase), so its parsing
-  // and what its handler does next (a response serialised and written) never hold the loop as one
-  // piece: a request that came meanwhile is read in between. Events that come meanwhile wait behind it.
+  // more, so its parsing and what its handler does next (a response serialised and written) never hold
+  // the loop as one piece: a request that came meanwhile is read in between. Events that come meanwhile
+  // wait behind it.
   let deferred: [string, LoggedEvent][] | undefined;
   const deliverDeferred = () => {
     const batch = deferred!;
@@ -58,7 +59,7 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     if (!deferred && message.length < largeEventChars) return deliver(channel, event);
     if (!deferred) {
       deferred = [];
-      setImmediate(() => setImmediate(deliverDeferred));
+      afterIoPoll(deliverDeferred);
     }
     deferred.push([channel, event]);
   });

@@ -14,6 +14,7 @@ import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 import { stopOf } from './run-stop.js';
 import { createSandboxIsolate, disposalReason, tenancyKeyOf, type SandboxIsolate } from './sandbox-isolate.js';
+import { afterIoPoll } from '../../shared/after-io-poll.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
 interface Held {
@@ -76,12 +77,11 @@ const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
  * Cold starts take turns: making an isolate and loading a context hold the main thread for several
  * milliseconds each, and a burst of runs for new callers or agents (all fetched in one turn of the
  * event loop) would otherwise do them back to back. Each waits until the one before it has had its turn
- * and the event loop has polled for I/O once more (an immediate scheduled from an immediate runs after
- * the next poll), so requests such as /healthz are answered in between.
+ * and the event loop has polled for I/O once more, so requests such as /healthz are answered in between.
  */
 let lastLoad: Promise<void> = Promise.resolve();
 function turnToLoad(): Promise<void> {
-  const mine = lastLoad.then(() => new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve))));
+  const mine = lastLoad.then(() => new Promise<void>((resolve) => afterIoPoll(resolve)));
   lastLoad = mine;
   return mine;
 }
