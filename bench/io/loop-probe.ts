@@ -1,10 +1,13 @@
 import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /**
  * Loaded into a product process with `node --import` by the waiting-runs bench: writes the process's
  * event-loop delay (p99 and max, ms) to `<LOOP_PROBE_DIR>/<pid>.json` every second, so the bench reads
  * it without the product knowing. SIGUSR2 restarts the histogram (the bench sends it as timing starts).
+ * With LOOP_PROBE_PROFILE_SECONDS, SIGUSR2 also starts a CPU profile of that many seconds of the timed
+ * window, written to `<LOOP_PROBE_DIR>/<pid>.cpuprofile` (the start-up wave left out).
  */
 const dir = process.env.LOOP_PROBE_DIR;
 if (dir) {
@@ -15,5 +18,24 @@ if (dir) {
     writeFileSync(file, JSON.stringify({ p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, at: Date.now() }));
   }, 1000);
   timer.unref();
-  process.on('SIGUSR2', () => histogram.reset());
+  const profileSeconds = Number(process.env.LOOP_PROBE_PROFILE_SECONDS ?? 0);
+  process.on('SIGUSR2', () => {
+    histogram.reset();
+    if (profileSeconds > 0) profileFor(profileSeconds, `${dir}/${process.pid}.cpuprofile`);
+  });
+}
+
+function profileFor(seconds: number, path: string): void {
+  const session = new Session();
+  session.connect();
+  session.post('Profiler.enable', () =>
+    session.post('Profiler.start', () => {
+      setTimeout(() => {
+        session.post('Profiler.stop', (err, result) => {
+          if (!err) writeFileSync(path, JSON.stringify(result.profile));
+          session.disconnect();
+        });
+      }, seconds * 1000).unref();
+    }),
+  );
 }

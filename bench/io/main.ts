@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -16,9 +16,9 @@ import { startLlmLikeServer, tokenStamps } from './llm-server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N --stream]`: waiting
+ * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N --stream --tokens K --profile S --profile-dir DIR]`: waiting
  * runs (DESIGN §11). A loopback server answers like an LLM (first byte after 300 ms, the body streamed
- * until T s); an agent awaits it; C clients, started spread over T s, each continue a conversation of
+ * in K pieces, 20 unless told, until T s); an agent awaits it; C clients, started spread over T s, each continue a conversation of
  * their own, call after call, for D s more, against one web and one worker process at default
  * settings. Prints runs/s against the limit C / T, the latency added to T (p50, p99), the most
  * PostgreSQL connections open at once, each process's RSS peak and event-loop delay p99, and errors;
@@ -28,6 +28,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * with `stream: true` and writes each token as it arrives, and the clients call with `stream: true`.
  * Adds the token relay time, from the server writing a token to the client reading it in a `delta`
  * event (p50, p99, over every token of the timed calls); writes bench/io-stream-results.json.
+ *
+ * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
+ * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
  */
 
 const redisUrl = 'redis://127.0.0.1:6379';
@@ -56,12 +59,17 @@ interface IoOptions {
   duration: number;
   /** WORKER_CONCURRENCY for the worker; undefined keeps the default. */
   workerConcurrency: number | undefined;
+  /** Seconds of the timed window to CPU-profile in web and worker (0: none); the profiles are kept in `profileDir`. */
+  profileSeconds: number;
+  profileDir: string;
+  /** Pieces the LLM-like server sends each answer in (tokens, in `--stream`). */
+  tokens: number;
 }
 
 function parseOptions(argv: string[]): IoOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' } },
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' } },
   });
   const number = (name: string, value: string | undefined, fallback: number) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -75,6 +83,9 @@ function parseOptions(argv: string[]): IoOptions {
     seconds: number('seconds', values.seconds, 5),
     duration: number('duration', values.duration, 30),
     workerConcurrency: concurrency === undefined ? undefined : number('worker-concurrency', concurrency, 0),
+    profileSeconds: values.profile === undefined ? 0 : number('profile', values.profile, 0),
+    profileDir: values['profile-dir'] ?? '.',
+    tokens: Math.round(number('tokens', values.tokens, 20)),
   };
 }
 
@@ -93,7 +104,7 @@ async function main(): Promise<number> {
   try {
     const fixture = await createFixture(databaseUrl, { [agentName]: options.stream ? streamingAgentSource : agentSource });
     const format = options.stream ? 'chat-stream' : 'text';
-    const upstream = await startLlmLikeServer({ firstByteMs: 300, totalMs: options.seconds * 1000, chunks: 20, format });
+    const upstream = await startLlmLikeServer({ firstByteMs: 300, totalMs: options.seconds * 1000, chunks: options.tokens, format });
     teardown.add('stop the LLM-like server', () => upstream.close());
     const processes: ProductProcess[] = [];
     teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(10_000))));
@@ -102,6 +113,7 @@ async function main(): Promise<number> {
       ...(options.workerConcurrency ? { WORKER_CONCURRENCY: String(options.workerConcurrency) } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
+      ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration)) } : {}),
     };
     const stack = await startStack({ databaseUrl, redisUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 120_000, env }, (p) => processes.push(p));
     const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey, maxSockets: options.clients + 16 });
@@ -153,6 +165,7 @@ async function main(): Promise<number> {
     const [workerRss, webRss] = rss.map((s) => s.stop());
     const mostConnections = (await connections?.stop()) ?? 0;
     const loops = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
+    if (options.profileSeconds) keepProfiles(probeDir, options.profileDir, { worker: stack.worker.pid, web: stack.web.pid });
     const limit = options.clients / options.seconds;
     const runsPerSecond = completed / options.duration;
     const added = summarize(latencies.map((ms) => ms - options.seconds * 1000));
@@ -163,6 +176,7 @@ async function main(): Promise<number> {
       clients: options.clients,
       workerConcurrency: options.workerConcurrency ?? 'default',
       upstreamSeconds: options.seconds,
+      upstreamPieces: options.tokens,
       durationSeconds: options.duration,
       runsPerSecond: round(runsPerSecond),
       limitRunsPerSecond: round(limit),
@@ -243,6 +257,15 @@ function sampleConnections(databaseName: string): { stop(): Promise<number> } {
       return most;
     },
   };
+}
+
+/** Copies the CPU profiles the loop probes wrote as `<name>.cpuprofile` into `toDir`. */
+function keepProfiles(probeDir: string, toDir: string, pids: Record<string, number>): void {
+  for (const [name, pid] of Object.entries(pids)) {
+    const from = `${probeDir}/${pid}.cpuprofile`;
+    if (existsSync(from)) copyFileSync(from, `${toDir}/${name}.cpuprofile`);
+    else log(`no CPU profile from the ${name} process`);
+  }
 }
 
 function readProbe(dir: string, pid: number): { p99: number; max: number } | null {
