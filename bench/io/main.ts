@@ -16,11 +16,12 @@ import { startLlmLikeServer, tokenStamps } from './llm-server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N --stream --tokens K --profile S --profile-dir DIR]`: waiting
- * runs (DESIGN §11). A loopback server answers like an LLM (first byte after 300 ms, the body streamed
- * in K pieces, 20 unless told, until T s); an agent awaits it; C clients, started spread over T s, each continue a conversation of
- * their own, call after call, for D s more, against one web and one worker process at default
- * settings. Prints runs/s against the limit C / T, the latency added to T (p50, p99), the most
+ * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N --stream --tokens K
+ * --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
+ * (first byte after 300 ms, the body streamed in K pieces, 20 unless told, until T s); an agent awaits
+ * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
+ * for D s more, against one web and one worker process at default settings. Prints runs/s against the
+ * limit C / T, the latency added to T (p50, p99), the most
  * PostgreSQL connections open at once, each process's RSS peak and event-loop delay p99, and errors;
  * writes bench/io-results.json.
  *
