@@ -18,7 +18,7 @@ const hostileAgents: Record<string, string> = {
 /**
  * DESIGN §12: one run's misbehaviour never delays another caller's run by more than the time it
  * takes to end it, and /healthz keeps answering within 100 ms. Web and worker share one process, as
- * under `npm start`; the test's client is another (reading an 8 MiB answer here would stall the very
+ * under `npm start`; the test's client is another (reading a 1 MiB answer here would stall the very
  * event loop it measures).
  */
 describe('hostile agents (npm start as its own process)', function () {
@@ -93,7 +93,7 @@ describe('hostile agents (npm start as its own process)', function () {
 
 /**
  * An attack's execAgent answer, of which only the head is decoded (the result code comes first): the
- * output flood answers 8 MiB, and parsing it here would stall this process's event loop, which times
+ * output flood answers 1 MiB, and parsing it here would stall this process's event loop, which times
  * the probes.
  */
 async function attack(url: string, key: string, agentName: string): Promise<{ resultCode: string; head: string }> {

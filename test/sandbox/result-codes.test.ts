@@ -74,9 +74,9 @@ describe('sandbox result codes', () => {
     assert.match(errorOf(outcome).message, /^TypeError: sys\.ask: inputs\[0\]\.options is required/);
   });
 
-  it('ends errorInAgent when output passes 8 MiB', async () => {
+  it('ends errorInAgent when output passes 1 MiB', async () => {
     const outcome = await runAgent(
-      `export default async function (sys) { const mb = 'x'.repeat(1024 * 1024); for (let i = 0; i < 9; i++) sys.say(mb); }`,
+      `export default async function (sys) { const kb = 'x'.repeat(128 * 1024); for (let i = 0; i < 9; i++) sys.say(kb); }`,
       { memoryMb: 64 },
     );
     assert.equal(outcome.resultCode, 'errorInAgent');
@@ -84,7 +84,7 @@ describe('sandbox result codes', () => {
     assert.equal(outcome.output.length, 8);
   });
 
-  it('ends errorInAgent, within the run, when a loop of small writes passes 8 MiB (written text is sent in batches)', async () => {
+  it('ends errorInAgent, within the run, when a loop of small writes passes 1 MiB (written text is sent in batches)', async () => {
     const started = Date.now();
     const outcome = await runAgent(`export default async function (sys) { const kb = 'x'.repeat(1024); for (;;) sys.write(kb); }`, { memoryMb: 64 });
     assert.equal(outcome.resultCode, 'errorInAgent');

@@ -1,8 +1,13 @@
 import type { OutputPart } from '../../shared/api.js';
 import { AgentFault, AgentTypeError } from './error-codes.js';
 
-/** Total output an agent may make in one run, in UTF-8 bytes. */
-export const maxOutputBytes = 8 * 1024 * 1024;
+/**
+ * Total output an agent may make in one run, in UTF-8 bytes. A run's output is copied whole some eight
+ * times on its way (the isolate, the execution record, the end event, Redis, the web process, the
+ * answer): at 8 MiB one answer held a process's event loop for 150-280 ms on the development VM, which
+ * DESIGN §12 does not allow (/healthz within 100 ms while an agent floods its output).
+ */
+export const maxOutputBytes = 1024 * 1024;
 /** Empty parts cost no bytes; this bounds them too. */
 export const maxOutputParts = 100_000;
 
