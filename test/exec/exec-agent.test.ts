@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
+import { openStream } from '../helpers/sse.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 
@@ -170,5 +173,41 @@ describe('execAgent', () => {
     await publishAgent(stack.runtime.db, name, `export default async (sys) => sys.say('v2')`);
     const res = await execAgent(stack.url, key, { agentName: name });
     assert.equal(res.body.output[0].text, 'v2');
+  });
+
+  it('runs a version published after this worker last ran the agent, and nothing of the version it ran before reaches the outside', async () => {
+    // The worker starts a new conversation's run on the version it last read while it reads the latest
+    // again: the run it started on version 1 must be stopped before its fetch or its parts get out.
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const name = uniqueAgentName('republished');
+      await publishAgent(stack.runtime.db, name, `export default async (sys) => { sys.say('v1'); sys.write(' streamed'); await sys.fetch(sys.inputs.url + 'v1'); sys.say('v1 fetched'); }`);
+      const first = await execAgent(stack.url, key, { agentName: name, inputs: { url } });
+      assert.deepEqual(first.body.output, [{ type: 'text', text: 'v1 streamed' }, { type: 'text', text: 'v1 fetched' }]);
+      assert.deepEqual(requests, ['/v1']);
+
+      // Straight into PostgreSQL, as an operator's script would: the worker hears nothing of it.
+      await publishAgent(stack.runtime.db, name, `export default async (sys) => { sys.say('v2'); await sys.fetch(sys.inputs.url + 'v2'); }`);
+      const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: name, inputs: { url }, stream: true }, { key });
+      const events = await stream.done;
+      const end = events.find((event) => event.event === 'end');
+      assert.equal(end?.data.resultCode, 'success');
+      assert.deepEqual(
+        events.filter((event) => event.event === 'part' || event.event === 'delta').map((event) => event.data.text),
+        ['v2'],
+      );
+      // The call has ended: the stopped run's fetch, had it been let out, came before its end.
+      assert.deepEqual(requests, ['/v1', '/v2']);
+      const record = await stack.runtime.db.selectFrom('executions').select('agent_version').where('convid', '=', end?.data.convid).executeTakeFirstOrThrow();
+      assert.equal(record.agent_version, 2);
+    } finally {
+      server.close();
+    }
   });
 });

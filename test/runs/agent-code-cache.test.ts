@@ -38,4 +38,21 @@ describe('agent code cache', () => {
     const [first, second] = await Promise.all([agents.latest(db, name), agents.latest(db, name)]);
     assert.deepEqual([first?.code, second?.code], ['/* v2 */', '/* v2 */']);
   });
+
+  it('remembers the latest version it last read of each agent, and forgets an agent the read no longer finds', async () => {
+    const name = `remembered${randomUUID().slice(0, 8)}`;
+    const agents = createAgentCodeCache();
+    assert.equal(agents.lastRead(name), undefined);
+    await publish(name, 'v1');
+    await agents.latestVersion(db, name);
+    assert.equal(agents.lastRead(name), 1);
+    await publish(name, 'v2');
+    assert.equal(agents.lastRead(name), 1, 'a publish is seen by the next read, not before');
+    await agents.latest(db, name);
+    assert.equal(agents.lastRead(name), 2);
+    await db.deleteFrom('agent_versions').where('agent_name', '=', name).execute();
+    await db.deleteFrom('agents').where('name', '=', name).execute();
+    await agents.latestVersion(db, name);
+    assert.equal(agents.lastRead(name), undefined);
+  });
 });

@@ -14,6 +14,8 @@ export interface AgentCodeCache {
   latest(db: Db, name: string): Promise<AgentCode | undefined>;
   /** The latest published version's number (read now, with the other calls asking in this turn of the event loop). */
   latestVersion(db: Db, name: string): Promise<number | undefined>;
+  /** The latest version this worker last read (undefined when it never read one): what a run may start on before the read confirms it. */
+  lastRead(name: string): number | undefined;
   version(db: Db, name: string, version: number): Promise<AgentCode | undefined>;
 }
 
@@ -28,6 +30,7 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
   return {
     // Only the version number is read per call; the code comes from the cache after its first use.
     latestVersion: (db, name) => latestVersions.read(db, name),
+    lastRead: (name) => latestVersions.lastRead.get(name),
     async latest(db, name) {
       const version = await latestVersions.read(db, name);
       return version === undefined ? undefined : this.version(db, name, version);
@@ -46,7 +49,7 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
  * the event loop (runs/per-turn-batch.ts: sent after every call it answers asked, so a version
  * published before a call started is never missed).
  */
-function createLatestVersionReader(): { read(db: Db, name: string): Promise<number | undefined> } {
+function createLatestVersionReader(maxNames = 500): { read(db: Db, name: string): Promise<number | undefined>; lastRead: ReadonlyMap<string, number> } {
   interface Asked {
     db: Db;
     name: string;
@@ -54,9 +57,20 @@ function createLatestVersionReader(): { read(db: Db, name: string): Promise<numb
     reject: (err: unknown) => void;
   }
 
+  // What the last read said of each name (bounded, oldest out).
+  const lastRead = new Map<string, number>();
+  const remember = (name: string, version: number | undefined) => {
+    lastRead.delete(name);
+    if (version === undefined) return;
+    lastRead.set(name, version);
+    if (lastRead.size > maxNames) lastRead.delete(lastRead.keys().next().value!);
+  };
+
   const answer = async (db: Db, asked: Asked[]) => {
     try {
-      const versions = await findLatestAgentVersionNumbers(db, [...new Set(asked.map((each) => each.name))]);
+      const names = [...new Set(asked.map((each) => each.name))];
+      const versions = await findLatestAgentVersionNumbers(db, names);
+      for (const name of names) remember(name, versions.get(name));
       for (const each of asked) each.resolve(versions.get(each.name));
     } catch (err) {
       for (const each of asked) each.reject(err);
@@ -76,5 +90,6 @@ function createLatestVersionReader(): { read(db: Db, name: string): Promise<numb
 
   return {
     read: (db, name) => new Promise((resolve, reject) => ask({ db, name, resolve, reject })),
+    lastRead,
   };
 }

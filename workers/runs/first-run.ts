@@ -3,21 +3,97 @@ import type { RunJobData } from '../../shared/jobs.js';
 import { commitFirstRun } from '../../runs/commit.js';
 import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
 import { keptChanges } from './kept-changes.js';
-import { responseOfRun, runAgent } from './run-agent.js';
+import { responseOfRun, runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
-import { freshStart, queryOf } from './run-start.js';
+import { freshStart, queryOf, type RunStart } from './run-start.js';
 import { confirmSession } from './session-watch.js';
 
 /**
- * A new conversation's first run: nothing to wait for or read, and one statement (shared with the
- * first runs ending at the same time) records everything it leaves (the conversation is created even when the run keeps nothing, so its convid can go on).
+ * A new conversation's first run: nothing to wait for or read but the agent's latest version, and one
+ * statement (shared with the first runs ending at the same time) records everything it leaves (the
+ * conversation is created even when the run keeps nothing, so its convid can go on).
  */
 export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
   const startedAt = deps.clock.now();
-  const start = await freshStart(deps, deps.db, data, undefined, inputs);
-  if (!start) return agentNotFound(data);
-  const ran = await runAgent(deps, data, start, sink, signal);
+  const started = await startAndRun(deps, data, inputs, sink, signal);
+  if (!started) return agentNotFound(data);
+  const { start, ran } = started;
   const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
   const changes = keptChanges(deps, data, undefined, start, outcome, startedAt);
   return commitFirstRun(deps.firstRuns, data, changes, { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) });
+}
+
+/**
+ * Runs the latest version (undefined when there is no such agent). When this worker has read the
+ * agent's latest version before, the run starts on that one while the latest is read again, so the
+ * read no longer comes before the sandbox; a newer version found by the read stops it, and the run
+ * starts again on that one (runOnGuess).
+ */
+async function startAndRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<{ start: RunStart; ran: Ran } | undefined> {
+  const guess = data.draft ? undefined : deps.agents.lastRead(data.agentName);
+  let latestVersion: number | undefined;
+  if (guess !== undefined) {
+    const latest = deps.agents.latestVersion(deps.db, data.agentName);
+    const confirmed = await runOnGuess(deps, data, inputs, sink, signal, guess, latest);
+    if (confirmed) return confirmed;
+    latestVersion = await latest;
+    if (latestVersion === undefined) return undefined;
+  }
+  const start = await freshStart(deps, deps.db, data, undefined, inputs, latestVersion);
+  return start && { start, ran: await runAgent(deps, data, start, sink, signal) };
+}
+
+/**
+ * Runs version `guess` while `latest` is read. Until the read confirms it, the run reaches nothing
+ * outside the sandbox: its async sys calls wait (SandboxRun.hold) and its parts are held back from
+ * `sink`. Undefined when the read found another version (the run was stopped, nothing of it sent) or
+ * failed (the caller sees the read's error when it awaits `latest`).
+ */
+async function runOnGuess(
+  deps: RunDeps,
+  data: RunJobData,
+  inputs: JsonObject,
+  sink: RunEventSink,
+  signal: AbortSignal,
+  guess: number,
+  latest: Promise<number | undefined>,
+): Promise<{ start: RunStart; ran: Ran } | undefined> {
+  const stop = new AbortController();
+  const onStop = () => stop.abort(signal.reason);
+  signal.addEventListener('abort', onStop, { once: true });
+  if (signal.aborted) onStop();
+  let stale = false;
+  // Settles only after a stale run was stopped, so no held call or part goes out for it.
+  const hold = latest.then(
+    (version) => void (version !== guess && ((stale = true), stop.abort())),
+    () => void ((stale = true), stop.abort()),
+  );
+  try {
+    const start = await freshStart(deps, deps.db, data, undefined, inputs, guess);
+    if (!start) return undefined;
+    const ran = await runAgent(deps, data, start, heldBack(sink, hold, () => stale), stop.signal, hold);
+    await hold;
+    return stale ? undefined : { start, ran };
+  } finally {
+    signal.removeEventListener('abort', onStop);
+  }
+}
+
+/** `sink`, with what comes before `hold` settles sent once it has (in order), and nothing once `dropped()`. */
+function heldBack(sink: RunEventSink, hold: Promise<void>, dropped: () => boolean): RunEventSink {
+  let waiting: Array<() => void> | undefined = [];
+  void hold.then(() => {
+    const queued = waiting ?? [];
+    waiting = undefined;
+    if (!dropped()) for (const send of queued) send();
+  });
+  const send = (event: () => void) => {
+    if (waiting) waiting.push(event);
+    else if (!dropped()) event();
+  };
+  return {
+    part: (part) => send(() => sink.part(part)),
+    delta: (text) => send(() => sink.delta(text)),
+    trace: (event) => send(() => sink.trace(event)),
+  };
 }

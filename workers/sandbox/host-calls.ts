@@ -75,6 +75,7 @@ export async function handleAsyncCall(session: Session, op: unknown, payloadText
     const handler = typeof op === 'string' ? asyncOps[op] : undefined;
     if (!handler || hasEnded(session)) return haltReply();
     makeQueuedOutput(session, outbox);
+    if (session.run.hold) await session.run.hold;
     if (hasEnded(session)) return haltReply();
     const payload = parsePayload(payloadText, op);
     const value = isTracing(session) ? await traceAsyncCall(session, op as string, payload, () => handler(session, payload)) : await handler(session, payload);

@@ -79,6 +79,12 @@ export interface SandboxRun {
   maxRuntimeMs: number;
   /** Never take or give back a warm isolate (draft runs: a draft shares no warm state with a published agent). */
   fresh?: boolean;
+  /**
+   * The run's async sys calls (sleep, fetch, ask, a stream's reads) wait for it before they act: a run
+   * started before it is known to be the right one reaches nothing outside the sandbox until then. Stop
+   * the run through `signal` before it settles if it is not. Never rejects.
+   */
+  hold?: Promise<unknown>;
   /** Aborting it ends the run at once: `mustLogin` when its reason is run-stop's sessionEnded, else `stopped`. */
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */
