@@ -82,6 +82,22 @@ export function conversationStateValues(state: ConversationState) {
   };
 }
 
+/**
+ * The columns several consecutive runs' kept states write over the conversation the first of them read
+ * (a group commit, run-commit.repository.ts): the last one's variables, and every run's history entry
+ * appended in order, the oldest dropped at the limit.
+ */
+export function consecutiveStatesValues(states: readonly ConversationState[]) {
+  const last = states[states.length - 1]!;
+  const added = JSON.stringify(states.map((state) => state.added));
+  const newest = `$[last - ${historyLimit - 1} to last]`;
+  return {
+    agent_vars: JSON.stringify(last.agentVars),
+    conv_vars: JSON.stringify(last.convVars),
+    history: sql<string>`jsonb_path_query_array(history || ${added}::jsonb, ${newest}::jsonpath)`,
+  };
+}
+
 export async function touchConversation(trx: Db, id: string, now: Date): Promise<void> {
   await trx.updateTable('conversations').set({ last_used_at: now }).where('id', '=', id).execute();
 }

@@ -1,5 +1,5 @@
 import type { Db } from './database.js';
-import { conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
+import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
 import type { NewExecution } from './schema.js';
 
@@ -88,3 +88,36 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
 }
 
 const notNullViolation = '23502';
+
+/**
+ * Commits consecutive runs on one conversation in one statement (a group commit): the first read the
+ * conversation at `runs[0].version` and each of the others started from the state the one before it
+ * left. The conversation gets the last one's state, every run's history entry and its version raised by
+ * the number of runs, where it is still at the first one's version; every run's execution record is
+ * written with it. All or nothing, as recordConversationRun: 'stale' when the conversation moved on,
+ * and a record already there fails the whole statement. Only runs that leave the pause as it is.
+ */
+export async function recordConsecutiveRuns(db: Db, runs: readonly ConversationRun[]): Promise<'committed' | 'stale'> {
+  const [first] = runs;
+  const last = runs[runs.length - 1];
+  if (!first || !last || runs.some((run) => run.pause.kind !== 'keep' || run.convid !== first.convid)) throw new Error('a group commit takes runs on one conversation that keep its pause as it is');
+  const statement = db
+    .with('conversation', (q) =>
+      q
+        .updateTable('conversations')
+        .set((eb) => ({ ...consecutiveStatesValues(runs.map((run) => run.state)), last_used_at: last.now, version: eb('version', '+', runs.length) }))
+        .where('id', '=', first.convid)
+        .where('version', '=', first.version)
+        .returning('id'),
+    )
+    .insertInto('executions')
+    .values((eb) => runs.map((run) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') })));
+  try {
+    await statement.execute();
+    return 'committed';
+  } catch (err) {
+    const failure = err as { code?: string; column?: string; table?: string };
+    if (failure.code === notNullViolation && failure.table === 'executions' && failure.column === 'convid') return 'stale';
+    throw err;
+  }
+}

@@ -4,7 +4,7 @@ import type { Db } from '../db/database.js';
 import type { NewExecution } from '../db/schema.js';
 import { touchConversation, type ConversationState } from '../db/conversations.repository.js';
 import { insertExecution } from '../db/executions.repository.js';
-import { recordConversationRun } from '../db/run-commit.repository.js';
+import { recordConversationRun, type ConversationRun } from '../db/run-commit.repository.js';
 import type { FirstRunWriter } from './first-run-writer.js';
 import type { NewPause } from '../db/paused-asks.repository.js';
 import { conversationChanged, type RunResult } from './run-endings.js';
@@ -38,12 +38,16 @@ export interface RunEnding {
  */
 export async function commitRun(db: Db, data: RunJobData, version: number, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
   if (!changes) return recordEnding(db, data, ending);
-  const run = { convid: data.convid, version, state: changes.state, pause: changes.pause, execution: executionRow(data, ending), now: ending.startedAt };
-  const committed = await recordConversationRun(db, run).catch((err: unknown) => {
+  const committed = await recordConversationRun(db, conversationRun(data, version, changes, ending)).catch((err: unknown) => {
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
   });
   return committed === 'stale' ? conversationChanged() : { kind: 'response', response: ending.response };
+}
+
+/** A kept run on an existing conversation read at `version`, as the commit writes it. */
+export function conversationRun(data: RunJobData, version: number, changes: RunChanges, ending: RunEnding): ConversationRun {
+  return { convid: data.convid, version, state: changes.state, pause: changes.pause, execution: executionRow(data, ending), now: ending.startedAt };
 }
 
 /** Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause and its record, in one statement (shared with the first runs ending at the same time). */

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { conversationTicketKey, conversationTurnsKey } from '../shared/channels.js';
+import { scriptCommand } from './redis-script.js';
 
 /**
  * The conversation is an actor: its calls run one at a time, in the order they arrived at any web
@@ -85,9 +86,17 @@ export interface ConversationTurns<Held = unknown> {
    */
   release(convid: string, member: string, held?: Held, successor?: Promise<string | undefined>): Promise<void>;
   /**
-   * The call next in line behind `member` (at the head) as the order stands now: asked as a call starts,
-   * so its release can hand the turn to that call at once when it waits in this process. Calls that
-   * arrive later queue behind it; if it has gone by the release, the release looks again.
+   * Hands the conversation to `successor` before this call's turn ends, when that call waits in this
+   * process: it starts from `held` (whose `committed` says whether this call's commit kept it) while
+   * this call commits. True when it did; the turn is then ended with `leave`, which wakes nobody.
+   */
+  handOver(convid: string, held: Held, successor: Promise<string | undefined>): Promise<boolean>;
+  /** Ends the turn of a call that handed the conversation over already (handOver). */
+  leave(convid: string, member: string): Promise<void>;
+  /**
+   * The call next in line behind `member` as the order stands now: asked as a call starts, so its
+   * release can hand the turn to that call at once when it waits in this process. Calls that arrive
+   * later queue behind it; if it has gone by the release, the release looks again.
    */
   successor(convid: string, member: string): Promise<string | undefined>;
   /** A `turn` message from another process: wake this process's waiters on the conversation. */
@@ -95,6 +104,14 @@ export interface ConversationTurns<Held = unknown> {
 }
 
 const pollMs = 50;
+
+/** The member right behind ARGV[1] in the order (nil when it is last or gone). */
+const successorScript = scriptCommand<[key: string, member: string]>(
+  1,
+  `local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
+if not rank then return false end
+return redis.call('ZRANGE', KEYS[1], rank + 1, rank + 1)[1]`,
+);
 
 interface Handover<Held> {
   held: Held | undefined;
@@ -159,9 +176,18 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
       }
     },
     async successor(convid, member) {
-      const [head, next] = await redis.zrange(conversationTurnsKey(prefix, convid), 0, 1);
-      return head === member ? next : undefined;
+      // Not only at the head: a call handed the conversation early starts while the call before it still holds the turn.
+      const next = await successorScript(redis, conversationTurnsKey(prefix, convid), member);
+      return typeof next === 'string' ? next : undefined;
     },
+    async handOver(convid, held, successor) {
+      const known = await successor.catch(() => undefined);
+      const waiting = known === undefined ? undefined : waiters.get(convid)?.get(known);
+      if (!waiting) return false;
+      waiting({ held });
+      return true;
+    },
+    leave: (convid, member) => leaveTurn(redis, prefix, convid, member),
     async release(convid, member, held, successor) {
       const key = conversationTurnsKey(prefix, convid);
       const known = await successor?.catch(() => undefined);

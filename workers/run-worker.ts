@@ -10,6 +10,7 @@ import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import { createFirstRunWriter } from '../runs/first-run-writer.js';
+import { createConversationCommits } from '../runs/conversation-commits.js';
 import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
@@ -47,7 +48,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const secrets = createAgentSecretsCache(deps.box);
   const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: publisher, prefix });
   webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, agents: createAgentCodeCache(), firstRuns: createFirstRunWriter(deps.db) };
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, agents: createAgentCodeCache(), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Conversation } from '../../db/schema.js';
+import { conversationTurnsKey } from '../../shared/channels.js';
 import { createConversationTurns, enqueueTurn } from '../../runs/turns.js';
 import { conversationAfterRun } from '../../workers/runs/held-conversation.js';
 import { testEnv } from '../helpers/test-env.js';
@@ -45,6 +46,29 @@ describe('turn hand-over', () => {
     turns.wake(convid);
     assert.deepEqual(await turns.wait(convid, third, options()), { kind: 'ready' });
     await turns.release(convid, third);
+  });
+
+  it('hands the conversation early to the call behind, even one not yet at the head, and only to a call waiting here', async () => {
+    const turns = createConversationTurns<{ version: number }>(redis, prefix, async (convid) => announced.push(convid));
+    const convid = randomUUID();
+    const members: string[] = [];
+    for (let i = 0; i < 3; i += 1) members.push((await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000)).member);
+    const [head, second, third] = members as [string, string, string];
+    assert.equal(await turns.successor(convid, head), second);
+    // The second starts while the head still holds the turn (its commit under way): who is behind it is still known.
+    assert.equal(await turns.successor(convid, second), third);
+    assert.equal(await turns.successor(convid, third), undefined);
+    assert.equal(await turns.handOver(convid, { version: 1 }, Promise.resolve(second)), false, 'nobody waits here yet');
+
+    let queued = 0;
+    const waiting = turns.wait(convid, second, { ...options(), onQueued: () => (queued += 1) });
+    await waitFor(() => queued === 1, 2_000, 'the second call to wait');
+    assert.equal(await turns.handOver(convid, { version: 2 }, Promise.resolve(second)), true);
+    assert.deepEqual(await waiting, { kind: 'ready', held: { version: 2 } });
+    // The head's turn ends after its commit, waking nobody: the order moves on.
+    await turns.leave(convid, head);
+    assert.deepEqual(await redis.zrange(conversationTurnsKey(prefix, convid), 0, -1), [second, third]);
+    for (const member of [second, third]) await turns.leave(convid, member);
   });
 
   it('hands over the committed state with the version raised, and never a paused conversation', () => {

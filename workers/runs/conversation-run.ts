@@ -1,29 +1,47 @@
 import type { Answers, JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { readConversation, type ConversationRead } from '../../db/conversations.repository.js';
-import { commitRun, recordAskedAgain, recordEnding } from '../../runs/commit.js';
+import { recordAskedAgain, recordEnding } from '../../runs/commit.js';
 import { mayRunOn } from '../../runs/conversation-rules.js';
 import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunResult } from '../../runs/run-endings.js';
 import { conversationAfterRun, type HeldConversation } from './held-conversation.js';
 import { keptChanges } from './kept-changes.js';
-import { responseOfRun, runAgent } from './run-agent.js';
+import { responseOfRun, runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart, queryOf, resumeFrom } from './run-start.js';
 import { confirmSession } from './session-watch.js';
+import { speculate } from './speculation.js';
 import { validateAnswers } from './validate-answers.js';
 
-/** How a call on a conversation ended, and the conversation it leaves to the next call in this worker (if it can). */
-export interface ConversationRunEnd {
-  result: RunResult;
-  held?: HeldConversation;
+/**
+ * How a call on a conversation ended, and the conversation it leaves to the next call in this worker (if
+ * it can); 'wrong' when it started from a state the call before it did not keep after all: nothing of it
+ * went out or was kept, and it must wait for its turn again.
+ */
+export type ConversationRunEnd = { result: RunResult; held?: HeldConversation } | 'wrong';
+
+/** Where a call on a conversation starts from, and whom it tells when it has run. */
+export interface ConversationRunFrom {
+  /**
+   * The conversation as the call before it in this worker left it, with the agent's latest version read
+   * while it waited: no read. With `committed`, that call still commits: this one runs as a speculation.
+   */
+  held?: HeldConversation & { latestVersion: number | undefined };
+  /**
+   * Called when the run is over and its commit goes out, with the conversation as the commit leaves it
+   * (`committed` settles with the commit): the next call can start from it at once. Not called when the
+   * conversation is left paused.
+   */
+  onRan?: (next: HeldConversation) => void;
 }
 
 /**
  * A call on an existing conversation, once it is its turn: reads the conversation, its pause and the
- * agent's latest version in one statement without a lock (or starts from `held`, the conversation as the
- * call before it in this worker left it, with the latest version read while it waited), runs the agent
+ * agent's latest version in one statement without a lock (or starts from `from.held`), runs the agent
  * with no connection held (resuming the pause with the call's answers, if paused), then commits fenced
- * by the version read (runs/commit.ts).
+ * by the version read (runs/commit.ts), behind the commits of the calls before it in this worker
+ * (runs/conversation-commits.ts). A call started from a state still being committed is a speculation
+ * (speculation.ts): it reaches nothing outside the sandbox until that state is kept.
  */
 export async function runOnConversation(
   deps: RunDeps,
@@ -31,13 +49,15 @@ export async function runOnConversation(
   inputs: JsonObject,
   sink: RunEventSink,
   signal: AbortSignal,
-  held?: HeldConversation & { latestVersion: number | undefined },
+  from: ConversationRunFrom = {},
 ): Promise<ConversationRunEnd> {
+  const { held, onRan } = from;
   const startedAt = deps.clock.now();
   const read: ConversationRead | undefined = held
     ? { conversation: held.conversation, pause: undefined, latestVersion: held.latestVersion }
     : await readConversation(deps.db, data.convid, data.draft ? undefined : data.agentName);
   if (!read || !mayRunOn(read.conversation, read.pause, data, startedAt)) {
+    if (held?.committed && !(await held.committed)) return 'wrong';
     return { result: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: unknownConversation(data) }) };
   }
   const { conversation, pause } = read;
@@ -54,10 +74,22 @@ export async function runOnConversation(
   if (!start) return { result: agentNotFound(data) };
   if (start === 'draftChanged') return { result: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: draftChanged(data) }) };
 
-  const ran = await runAgent(deps, data, start, sink, signal);
+  const behind = held?.committed && speculate(sink, signal, held.committed);
+  let ran: Ran;
+  try {
+    ran = behind ? await runAgent(deps, data, start, behind.sink, behind.signal, behind.hold) : await runAgent(deps, data, start, sink, signal);
+  } finally {
+    if (behind) behind.end();
+  }
   const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
   const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
   const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };
-  const result = await commitRun(deps.db, data, conversation.version, changes, ending);
-  return { result, held: result.kind === 'response' ? conversationAfterRun(conversation, pause !== undefined, changes, startedAt) : undefined };
+  const committing = deps.commits.commit({ data, version: conversation.version, changes, ending, base: held?.committed });
+  const next = conversationAfterRun(conversation, pause !== undefined, changes, startedAt);
+  // The next call starts from what this one leaves, as it is being committed. A run that kept nothing
+  // leaves the state it started from, kept whatever becomes of its record.
+  if (next && onRan) onRan({ ...next, committed: committing.then((result) => result !== 'wrong' && (!changes || result.kind === 'response'), () => !changes) });
+  const result = await committing;
+  if (result === 'wrong') return 'wrong';
+  return { result, held: result.kind === 'response' ? next : undefined };
 }

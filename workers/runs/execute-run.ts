@@ -6,6 +6,7 @@ import { turnArrivedAt, turnLifetimeMs } from '../../runs/turns.js';
 import { stopOf } from '../sandbox/run-stop.js';
 import { runOnConversation, type ConversationRunEnd } from './conversation-run.js';
 import { runFirst } from './first-run.js';
+import type { HeldConversation } from './held-conversation.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 
 /**
@@ -28,9 +29,31 @@ export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonOb
       if (turn) await deps.turns.release(data.convid, turn);
     }
   }
-  if (!turn) return (await runOnConversation(deps, data, inputs, sink, signal)).result;
+  if (!turn) return ended(await runOnConversation(deps, data, inputs, sink, signal));
+  // A conversation with calls queued on it: who is next is asked while this call runs, so the
+  // conversation can be handed to it as soon as this call has run, while its commit goes out (or at its
+  // release). A call that found the conversation idle does not ask.
+  const successor = data.turnFirst ? undefined : deps.turns.successor(data.convid, turn);
+  successor?.catch(() => undefined);
+  for (let first = data.turnFirst === true; ; first = false) {
+    const end = await takeTurn(deps, data, inputs, sink, signal, { turn, first, successor });
+    // It started from a state the call before it did not keep: nothing of it went out; its turn again.
+    if (end !== 'wrong') return end;
+  }
+}
+
+/** One wait for a conversation's turn and the run that follows; 'wrong' as runOnConversation, the turn then kept. */
+async function takeTurn(
+  deps: RunDeps,
+  data: RunJobData,
+  inputs: JsonObject,
+  sink: RunEventSink,
+  signal: AbortSignal,
+  { turn, first, successor }: { turn: string; first: boolean; successor: Promise<string | undefined> | undefined },
+): Promise<RunResult | 'wrong'> {
   let end: ConversationRunEnd | undefined;
-  let successor: Promise<string | undefined> | undefined;
+  let handedOver: Promise<boolean> | undefined;
+  let startedFrom: Promise<boolean> | undefined;
   try {
     // A call that must wait reads the agent's latest version meanwhile: if the call before it hands the
     // conversation over, that is all it has left to read.
@@ -39,7 +62,7 @@ export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonOb
       deadline: turnArrivedAt(turn) + deps.config.convWaitMs,
       signal,
       staleMs: turnLifetimeMs(deps.config),
-      first: data.turnFirst,
+      first,
       onQueued: () => {
         if (data.draft) return;
         latestVersion = deps.agents.latestVersion(deps.db, data.agentName);
@@ -50,16 +73,27 @@ export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonOb
     if (waited.kind === 'stopped') {
       return await recordEnding(deps.db, data, { startedAt: deps.clock.now(), agentVersion: undefined, response: stoppedWaiting(data, stopOf(signal)) });
     }
-    // A conversation with calls queued on it: who is next is asked while this call runs, so its release
-    // hands over without a round trip first. (A call that found the conversation idle does not ask.)
-    if (!data.turnFirst) {
-      successor = deps.turns.successor(data.convid, turn);
-      successor.catch(() => undefined);
+    // Handed over while the call before still commits: nothing of this call ends before that commit has.
+    startedFrom = waited.held?.committed;
+    const from = successor && { onRan: (next: HeldConversation) => void (handedOver = deps.turns.handOver(data.convid, next, successor)) };
+    if (waited.held && latestVersion) {
+      end = await runOnConversation(deps, data, inputs, sink, signal, { ...from, held: { ...waited.held, latestVersion: await latestVersion } });
+    } else {
+      // Read from PostgreSQL, which must hold what the call before committed first.
+      await startedFrom;
+      end = await runOnConversation(deps, data, inputs, sink, signal, from);
     }
-    const held = waited.held && latestVersion ? { ...waited.held, latestVersion: await latestVersion } : undefined;
-    end = await runOnConversation(deps, data, inputs, sink, signal, held);
-    return end.result;
+    return end === 'wrong' ? end : end.result;
   } finally {
-    await deps.turns.release(data.convid, turn, end?.held, successor);
+    await startedFrom;
+    if (end !== 'wrong') {
+      if (await handedOver) await deps.turns.leave(data.convid, turn);
+      else await deps.turns.release(data.convid, turn, end?.held, successor);
+    }
   }
+}
+
+function ended(end: ConversationRunEnd): RunResult {
+  if (end === 'wrong') throw new Error('a run that read its conversation started from a state that was not kept');
+  return end.result;
 }

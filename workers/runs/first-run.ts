@@ -7,6 +7,7 @@ import { responseOfRun, runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart, queryOf, type RunStart } from './run-start.js';
 import { confirmSession } from './session-watch.js';
+import { speculate } from './speculation.js';
 
 /**
  * A new conversation's first run: nothing to wait for or read but the agent's latest version, and one
@@ -44,10 +45,10 @@ async function startAndRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, 
 }
 
 /**
- * Runs version `guess` while `latest` is read. Until the read confirms it, the run reaches nothing
- * outside the sandbox: its async sys calls wait (SandboxRun.hold) and its parts are held back from
- * `sink`. Undefined when the read found another version (the run was stopped, nothing of it sent) or
- * failed (the caller sees the read's error when it awaits `latest`).
+ * Runs version `guess` while `latest` is read, as a speculation (speculation.ts): it reaches nothing
+ * outside the sandbox until the read confirms the version. Undefined when the read found another
+ * version (the run was stopped, nothing of it sent) or failed (the caller sees the read's error when it
+ * awaits `latest`).
  */
 async function runOnGuess(
   deps: RunDeps,
@@ -58,42 +59,14 @@ async function runOnGuess(
   guess: number,
   latest: Promise<number | undefined>,
 ): Promise<{ start: RunStart; ran: Ran } | undefined> {
-  const stop = new AbortController();
-  const onStop = () => stop.abort(signal.reason);
-  signal.addEventListener('abort', onStop, { once: true });
-  if (signal.aborted) onStop();
-  let stale = false;
-  // Settles only after a stale run was stopped, so no held call or part goes out for it.
-  const hold = latest.then(
-    (version) => void (version !== guess && ((stale = true), stop.abort())),
-    () => void ((stale = true), stop.abort()),
-  );
+  const guessed = speculate(sink, signal, latest.then((version) => version === guess));
   try {
     const start = await freshStart(deps, deps.db, data, undefined, inputs, guess);
     if (!start) return undefined;
-    const ran = await runAgent(deps, data, start, heldBack(sink, hold, () => stale), stop.signal, hold);
-    await hold;
-    return stale ? undefined : { start, ran };
+    const ran = await runAgent(deps, data, start, guessed.sink, guessed.signal, guessed.hold);
+    await guessed.hold;
+    return guessed.wrong() ? undefined : { start, ran };
   } finally {
-    signal.removeEventListener('abort', onStop);
+    guessed.end();
   }
-}
-
-/** `sink`, with what comes before `hold` settles sent once it has (in order), and nothing once `dropped()`. */
-function heldBack(sink: RunEventSink, hold: Promise<void>, dropped: () => boolean): RunEventSink {
-  let waiting: Array<() => void> | undefined = [];
-  void hold.then(() => {
-    const queued = waiting ?? [];
-    waiting = undefined;
-    if (!dropped()) for (const send of queued) send();
-  });
-  const send = (event: () => void) => {
-    if (waiting) waiting.push(event);
-    else if (!dropped()) event();
-  };
-  return {
-    part: (part) => send(() => sink.part(part)),
-    delta: (text) => send(() => sink.delta(text)),
-    trace: (event) => send(() => sink.trace(event)),
-  };
 }

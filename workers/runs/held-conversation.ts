@@ -8,12 +8,20 @@ import type { RunChanges } from '../../runs/commit.js';
  * conversation is handed over; a pause is always read back from PostgreSQL.
  *
  * Nothing but the conversation's own calls changes its state and version, and they run one at a time,
- * so what the last one committed is what a read would return. The commit stays fenced by the version:
+ * so what the last one committed is what a read would return. The hand-over can come as soon as the
+ * call before has run, before its commit: the next call then runs while that commit is under way, as
+ * a speculation (speculation.ts) that reaches nothing outside the sandbox and commits nothing until the
+ * commit before it is known to have kept what it started from. The commit stays fenced by the version:
  * if the conversation was deleted meanwhile, the call keeps nothing and its caller gets 409, as when
  * the deletion comes while it runs.
  */
 export interface HeldConversation {
   conversation: Conversation;
+  /**
+   * Handed over while the call before it still commits (the turns pipelined): settles true once that
+   * commit kept this state, false when it did not (fenced, refused, failed). Absent: committed already.
+   */
+  committed?: Promise<boolean>;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Config } from '../../shared/config.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { TraceEvent } from '../../shared/trace.js';
 import type { Db } from '../../db/database.js';
+import type { ConversationCommits } from '../../runs/conversation-commits.js';
 import type { FirstRunWriter } from '../../runs/first-run-writer.js';
 import type { ConversationTurns } from '../../runs/turns.js';
 import type { HeldConversation } from './held-conversation.js';
@@ -22,6 +23,7 @@ export interface RunDeps {
   turns: ConversationTurns<HeldConversation>;
   isolates: ContextPool;
   firstRuns: FirstRunWriter;
+  commits: ConversationCommits;
 }
 
 /** Where the parts of a logged run (streamed, or joinable) go as they are made. */

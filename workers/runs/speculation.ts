@@ -1,0 +1,61 @@
+import type { RunEventSink } from './run-deps.js';
+
+/**
+ * A run started before it is known to be the right one: on the agent version this worker last read
+ * while the latest is read (first-run.ts), or on the conversation the call before it left while that
+ * call's commit is under way (the hot actor, conversation-run.ts). Until `confirmed` settles, the run
+ * reaches nothing outside the sandbox: its async sys calls wait for `hold` (SandboxRun.hold) and its
+ * parts are held back from the sink. Not confirmed (false, or a rejection): the run is stopped through
+ * `signal` before `hold` settles, nothing it made is sent, and the caller runs the call again.
+ */
+export interface Speculation {
+  /** What the run sends its parts to: held back until confirmed, dropped if not. */
+  sink: RunEventSink;
+  /** The run's signal: the call's, and aborted when the guess turns out wrong. */
+  signal: AbortSignal;
+  /** Settles once the guess is known (and after a wrong one's run was stopped). Never rejects. */
+  hold: Promise<void>;
+  /** The guess was wrong; meaningful once `hold` has settled. */
+  wrong(): boolean;
+  /** Stops following the call's signal (call when the run is over). */
+  end(): void;
+}
+
+export function speculate(sink: RunEventSink, signal: AbortSignal, confirmed: Promise<boolean>): Speculation {
+  const stop = new AbortController();
+  const onStop = () => stop.abort(signal.reason);
+  signal.addEventListener('abort', onStop, { once: true });
+  if (signal.aborted) onStop();
+  let wrong = false;
+  // Settles only after a wrong run was stopped, so no held call or part goes out for it.
+  const hold = confirmed.then(
+    (right) => void (right || ((wrong = true), stop.abort())),
+    () => void ((wrong = true), stop.abort()),
+  );
+  return {
+    sink: heldBack(sink, hold, () => wrong),
+    signal: stop.signal,
+    hold,
+    wrong: () => wrong,
+    end: () => signal.removeEventListener('abort', onStop),
+  };
+}
+
+/** `sink`, with what comes before `hold` settles sent once it has (in order), and nothing once `dropped()`. */
+function heldBack(sink: RunEventSink, hold: Promise<void>, dropped: () => boolean): RunEventSink {
+  let waiting: Array<() => void> | undefined = [];
+  void hold.then(() => {
+    const queued = waiting ?? [];
+    waiting = undefined;
+    if (!dropped()) for (const send of queued) send();
+  });
+  const send = (event: () => void) => {
+    if (waiting) waiting.push(event);
+    else if (!dropped()) event();
+  };
+  return {
+    part: (part) => send(() => sink.part(part)),
+    delta: (text) => send(() => sink.delta(text)),
+    trace: (event) => send(() => sink.trace(event)),
+  };
+}
