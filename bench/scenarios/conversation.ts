@@ -1,4 +1,6 @@
 import type { ApiClient } from '../client.js';
+import { withCpuCost } from '../cpu.js';
+import { cpuPerCall, cpuRows } from './cpu-rows.js';
 import { execAgent } from '../exec.js';
 import type { Scenario } from '../scenario.js';
 import { runConcurrent, runSequential } from '../stats.js';
@@ -39,12 +41,21 @@ export const conversationShared: Scenario = {
     { id: 'conversation.shared.rate', label: '(c) 64 callers on one conversation', unit: 'calls/s', floor: 'concurrentRate', target: { op: '>=', value: 600 } },
     { id: 'conversation.shared.p50', label: '(c) 64 callers on one conversation p50', unit: 'ms', floor: 'concurrentP50' },
     { id: 'conversation.shared.p99', label: '(c) 64 callers on one conversation p99', unit: 'ms', floor: 'concurrentP99' },
+    ...cpuRows('(c) 64 callers on one conversation', 'conversation.shared.cpu'),
   ],
-  async run({ client, profile }) {
+  async run({ client, profile, stack }) {
     const convid = await startConversation(client);
-    const result = await runConcurrent(profile.oneConversationCalls, profile.concurrency, () => continueConversation(client, convid));
+    const cost = await withCpuCost([stack.web.pid, stack.worker.pid], () =>
+      runConcurrent(profile.oneConversationCalls, profile.concurrency, () => continueConversation(client, convid)),
+    );
+    const { result } = cost;
     return {
-      values: { 'conversation.shared.rate': result.callsPerSecond, 'conversation.shared.p50': result.p50, 'conversation.shared.p99': result.p99 },
+      values: {
+        'conversation.shared.rate': result.callsPerSecond,
+        'conversation.shared.p50': result.p50,
+        'conversation.shared.p99': result.p99,
+        ...cpuPerCall(cost, result.count, 'conversation.shared.cpu'),
+      },
       notes: [`${result.count} calls by ${profile.concurrency} callers, max ${result.max.toFixed(1)} ms`],
     };
   },

@@ -14,14 +14,15 @@ const labels: Record<(typeof parts)[number], string> = {
   rest: 'rest of machine (pg, redis, others)',
 };
 
-export function cpuRows(load: string): Row[] {
-  return parts.map((part) => ({ id: `cpu.${part}`, label: `${load}: CPU per call, ${labels[part]}`, unit: 'µs/call' }));
+/** The rows, with ids `<prefix>.web` … (the hello load's are `cpu.web` …). */
+export function cpuRows(load: string, prefix = 'cpu'): Row[] {
+  return parts.map((part) => ({ id: `${prefix}.${part}`, label: `${load}: CPU per call, ${labels[part]}`, unit: 'µs/call' }));
 }
 
 /** Values for cpuRows, from a withCpuCost over [web, worker]. */
-export function cpuPerCall(cost: CpuCost<unknown>, calls: number): Record<string, number> {
+export function cpuPerCall(cost: CpuCost<unknown>, calls: number, prefix = 'cpu'): Record<string, number> {
   const [web = Number.NaN, worker = Number.NaN] = cost.processMs;
   const rest = cost.machineMs - web - worker - cost.ownMs;
   const ms = { web, worker, bench: cost.ownMs, rest };
-  return Object.fromEntries(parts.map((part) => [`cpu.${part}`, (ms[part] * 1000) / calls]));
+  return Object.fromEntries(parts.map((part) => [`${prefix}.${part}`, (ms[part] * 1000) / calls]));
 }

@@ -32,25 +32,48 @@ export function isFindable(run: ActiveRun): boolean {
   return run.byConversation || run.requestIds.length > 0 || run.logged;
 }
 
+/**
+ * Registers and unregisters with one script each: unlike a MULTI (a command per key and its EXEC), it
+ * is one command, and it rides the connection's auto-pipelining with the call's other commands.
+ * KEYS: the conversation's set (when `byConversation`), then the request ids', then (register, when
+ * logged) the conversation's attach key.
+ */
+const registerScript = `
+local k = 1
+if ARGV[3] == '1' then
+  redis.call('SADD', KEYS[k], ARGV[1])
+  redis.call('PEXPIRE', KEYS[k], ARGV[2])
+  k = k + 1
+end
+for _ = 1, tonumber(ARGV[4]) do
+  redis.call('SET', KEYS[k], ARGV[1], 'PX', ARGV[2])
+  k = k + 1
+end
+if ARGV[5] ~= '' then redis.call('SET', KEYS[k], ARGV[5], 'EX', ARGV[6]) end
+return 1`;
+
+const unregisterScript = `
+local k = 1
+if ARGV[2] == '1' then
+  redis.call('SREM', KEYS[1], ARGV[1])
+  k = 2
+end
+for i = k, #KEYS do redis.call('DEL', KEYS[i]) end
+return 1`;
+
 export async function registerRun(redis: Redis, prefix: string, run: ActiveRun, keepMs: number, replaySeconds: number): Promise<void> {
-  const batch = redis.multi();
-  if (run.byConversation) {
-    const byConversation = activeRunsKey(prefix, run.caller, run.convid);
-    batch.sadd(byConversation, run.runId).pexpire(byConversation, keepMs);
-  }
-  for (const id of run.requestIds) batch.set(requestRunKey(prefix, run.caller, id), run.runId, 'PX', keepMs);
-  if (run.logged) {
-    const streamed: AttachableRun = { runId: run.runId, agentName: run.agentName };
-    batch.set(conversationStreamKey(prefix, run.caller, run.convid), JSON.stringify(streamed), 'EX', replaySeconds);
-  }
-  await batch.exec();
+  const streamed = run.logged ? JSON.stringify({ runId: run.runId, agentName: run.agentName } satisfies AttachableRun) : '';
+  const keys = [
+    ...(run.byConversation ? [activeRunsKey(prefix, run.caller, run.convid)] : []),
+    ...run.requestIds.map((id) => requestRunKey(prefix, run.caller, id)),
+    ...(run.logged ? [conversationStreamKey(prefix, run.caller, run.convid)] : []),
+  ];
+  await redis.eval(registerScript, keys.length, ...keys, run.runId, keepMs, run.byConversation ? '1' : '0', run.requestIds.length, streamed, replaySeconds);
 }
 
 export async function unregisterRun(redis: Redis, prefix: string, run: ActiveRun): Promise<void> {
-  const batch = redis.multi();
-  if (run.byConversation) batch.srem(activeRunsKey(prefix, run.caller, run.convid), run.runId);
-  for (const id of run.requestIds) batch.del(requestRunKey(prefix, run.caller, id));
-  await batch.exec();
+  const keys = [...(run.byConversation ? [activeRunsKey(prefix, run.caller, run.convid)] : []), ...run.requestIds.map((id) => requestRunKey(prefix, run.caller, id))];
+  await redis.eval(unregisterScript, keys.length, ...keys, run.runId, run.byConversation ? '1' : '0');
 }
 
 /** The runs a caller has going on a conversation, or the run a request id of theirs started. */
