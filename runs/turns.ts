@@ -103,7 +103,13 @@ export interface ConversationTurns<Held = unknown> {
   wake(convid: string): void;
 }
 
-const pollMs = 50;
+/**
+ * A waiting call looks at the order again after this long, doubling up to `maxPollMs`: a safety net
+ * only (a call is woken at once by a release in this process or a `turn` message from another), and
+ * the calls queued on a busy conversation would otherwise look some twenty times a second each.
+ */
+const firstPollMs = 50;
+const maxPollMs = 800;
 
 /** The member right behind ARGV[1] in the order (nil when it is last or gone). */
 const successorScript = scriptCommand<[key: string, member: string]>(
@@ -155,6 +161,7 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
       const key = conversationTurnsKey(prefix, convid);
       let queued = false;
       let handover: Handover<Held> | undefined;
+      let pollMs = firstPollMs;
       for (;;) {
         if (signal.aborted) return { kind: 'stopped' };
         // Handed the turn by this process's release of the call before it: no need to read the head again.
@@ -173,6 +180,7 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
           onQueued?.();
         }
         handover = await nap(convid, member, Math.min(pollMs, left), signal);
+        pollMs = Math.min(pollMs * 2, maxPollMs);
       }
     },
     async successor(convid, member) {

@@ -39,11 +39,16 @@ export async function startWeb(
   const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
   await waitForReady(redis);
-  const queue = new Queue<RunJobData>(runQueueName, { connection: redis, prefix: config.queuePrefix });
+  // The queues have a connection of their own: BullMQ defines its sixty-odd scripts on the connection it
+  // is given, and ioredis copies every defined script into each auto-pipelined batch it makes.
+  const queueConnection = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  queueConnection.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
+  await waitForReady(queueConnection);
+  const queue = new Queue<RunJobData>(runQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
-  const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: redis, prefix: config.queuePrefix });
+  const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
-  const maintenanceQueue = new Queue(maintenanceQueueName, { connection: redis, prefix: config.queuePrefix });
+  const maintenanceQueue = new Queue(maintenanceQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
   const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
@@ -71,6 +76,7 @@ export async function startWeb(
       await queue.close();
       await mailQueue.close();
       await maintenanceQueue.close();
+      queueConnection.disconnect();
       redis.disconnect();
     },
   };

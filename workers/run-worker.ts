@@ -46,7 +46,11 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
   const sessions = createSessionWatch(deps);
   const secrets = createAgentSecretsCache(deps.box);
-  const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: publisher, prefix });
+  // Not on the publisher: BullMQ defines its scripts on the connection it is given, and ioredis copies
+  // every defined script into each auto-pipelined batch (one per turn of the event loop with events).
+  const queueConnection = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  queueConnection.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
+  const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: queueConnection, prefix });
   webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
   const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, agents: createAgentCodeCache(), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
 
@@ -81,6 +85,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
       connection.disconnect();
       subscriber.disconnect();
       await webhooks.close();
+      queueConnection.disconnect();
       publisher.disconnect();
     },
   };
