@@ -86,11 +86,13 @@ export interface ConversationTurns<Held = unknown> {
    */
   release(convid: string, member: string, held?: Held, successor?: Promise<string | undefined>): Promise<void>;
   /**
-   * Hands the conversation to `successor` before this call's turn ends, when that call waits in this
-   * process: it starts from `held` (whose `committed` says whether this call's commit kept it) while
-   * this call commits. True when it did; the turn is then ended with `leave`, which wakes nobody.
+   * Hands the conversation to the call next in line behind `member` before this call's turn ends, when
+   * that call waits in this process: it starts from `held` (whose `committed` says whether this call's
+   * commit kept it) while this call commits. `successor`: that call, as asked when this one started;
+   * when it was not asked, it is asked now if any call on the conversation waits here. True when it
+   * handed over; the turn is then ended with `leave`, which wakes nobody.
    */
-  handOver(convid: string, held: Held, successor: Promise<string | undefined>): Promise<boolean>;
+  handOver(convid: string, member: string, held: Held, successor?: Promise<string | undefined>): Promise<boolean>;
   /** Ends the turn of a call that handed the conversation over already (handOver). */
   leave(convid: string, member: string): Promise<void>;
   /**
@@ -154,6 +156,12 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
       local.set(member, done);
     });
 
+  // Not only at the head: a call handed the conversation early starts while the call before it still holds the turn.
+  const successorOf = async (convid: string, member: string): Promise<string | undefined> => {
+    const next = await successorScript(redis, conversationTurnsKey(prefix, convid), member);
+    return typeof next === 'string' ? next : undefined;
+  };
+
   return {
     async wait(convid, member, { deadline, signal, staleMs, onQueued, first }) {
       if (signal.aborted) return { kind: 'stopped' };
@@ -183,13 +191,10 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
         pollMs = Math.min(pollMs * 2, maxPollMs);
       }
     },
-    async successor(convid, member) {
-      // Not only at the head: a call handed the conversation early starts while the call before it still holds the turn.
-      const next = await successorScript(redis, conversationTurnsKey(prefix, convid), member);
-      return typeof next === 'string' ? next : undefined;
-    },
-    async handOver(convid, held, successor) {
-      const known = await successor.catch(() => undefined);
+    successor: successorOf,
+    async handOver(convid, member, held, successor) {
+      if (!successor && !waiters.has(convid)) return false;
+      const known = await (successor ?? successorOf(convid, member)).catch(() => undefined);
       const waiting = known === undefined ? undefined : waiters.get(convid)?.get(known);
       if (!waiting) return false;
       waiting({ held });

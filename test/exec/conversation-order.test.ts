@@ -1,8 +1,16 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { runQueueName } from '../../shared/channels.js';
 import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { testEnv } from '../helpers/test-env.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('the conversation is an actor', () => {
   let stack: Stack;
@@ -44,5 +52,54 @@ describe('the conversation is an actor', () => {
     assert.equal((await held).body.resultCode, 'success');
     const counts = (await Promise.all(calls)).map((c) => Number(c.body.output[0].text));
     assert.deepEqual(counts, Array.from({ length: 12 }, (_, i) => i + 2));
+  });
+
+  it('runs a call handed the conversation while the call before it commits again from what is kept, when that commit keeps nothing; nothing of its first try gets out', async () => {
+    const name = uniqueAgentName('fetching-counter');
+    await publishAgent(stack.runtime.db, name, `export default async (sys) => { const n = (sys.vars.n ?? 0) + 1; sys.vars.n = n; await sys.fetch(sys.inputs.url + '?n=' + n + '&q=' + sys.inputs.query); sys.say(String(n)); }`);
+    const requests: string[] = [];
+    let answerTwo!: () => void;
+    const twoMayGoOn = new Promise<void>((resolve) => (answerTwo = resolve));
+    const server = createServer((req, res) => {
+      requests.push(req.url ?? '');
+      if (req.url?.endsWith('q=two')) void twoMayGoOn.then(() => res.end('ok'));
+      else res.end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const queue = new Queue(runQueueName, { connection: new Redis(testEnv.REDIS_URL!, { maxRetriesPerRequest: null }), prefix: stack.config.queuePrefix });
+    const db = stack.runtime.db;
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const convid = (await execAgent(stack.url, key, { agentName: name, inputs: { url, query: 'one' } })).body.convid;
+      await db.connection().execute(async (writer) => {
+        // Another writer holds the conversation's row: call two's commit will wait for it.
+        await sql`begin`.execute(writer);
+        await sql`select 1 from conversations where id = ${convid} for update`.execute(writer);
+        const two = execAgent(stack.url, key, { agentName: name, convid, inputs: { url, query: 'two' } });
+        await waitFor(() => requests.some((request) => request.endsWith('q=two')), 5_000, 'call two to fetch');
+        const three = execAgent(stack.url, key, { agentName: name, convid, inputs: { url, query: 'three' } });
+        await waitFor(async () => (await queue.getActiveCount()) === 2, 5_000, 'call three to wait in the worker behind call two');
+        answerTwo();
+        // Call two's commit waits for the row; call three was handed the conversation as call two left it (n = 2).
+        await waitFor(
+          async () => (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(db)).rows[0]!.n > 0,
+          5_000,
+          'call two to commit',
+        );
+        // The writer moves the conversation on: call two's commit keeps nothing, so neither may call three's first try.
+        await sql`update conversations set version = version + 1 where id = ${convid}`.execute(writer);
+        await sql`commit`.execute(writer);
+        const [twoAnswer, threeAnswer] = await Promise.all([two, three]);
+        assert.equal(twoAnswer.status, 409);
+        assert.equal(twoAnswer.body.error.code, 'conversationBusy');
+        assert.equal(threeAnswer.status, 200);
+        assert.deepEqual(threeAnswer.body.output, [{ type: 'text', text: '2' }], 'it ran again from n = 1, as kept');
+      });
+      assert.deepEqual(requests, ['/?n=1&q=one', '/?n=2&q=two', '/?n=2&q=three'], 'its first try (n = 3) never fetched');
+      assert.deepEqual((await findConversation(db, convid))?.agent_vars[name], { n: 2 });
+    } finally {
+      server.close();
+      await queue.close();
+    }
   });
 });

@@ -58,12 +58,12 @@ describe('turn hand-over', () => {
     // The second starts while the head still holds the turn (its commit under way): who is behind it is still known.
     assert.equal(await turns.successor(convid, second), third);
     assert.equal(await turns.successor(convid, third), undefined);
-    assert.equal(await turns.handOver(convid, { version: 1 }, Promise.resolve(second)), false, 'nobody waits here yet');
+    assert.equal(await turns.handOver(convid, head, { version: 1 }, Promise.resolve(second)), false, 'nobody waits here yet');
 
     let queued = 0;
     const waiting = turns.wait(convid, second, { ...options(), onQueued: () => (queued += 1) });
     await waitFor(() => queued === 1, 2_000, 'the second call to wait');
-    assert.equal(await turns.handOver(convid, { version: 2 }, Promise.resolve(second)), true);
+    assert.equal(await turns.handOver(convid, head, { version: 2 }), true, 'asked who is next, since a call waits here');
     assert.deepEqual(await waiting, { kind: 'ready', held: { version: 2 } });
     // The head's turn ends after its commit, waking nobody: the order moves on.
     await turns.leave(convid, head);

@@ -32,7 +32,7 @@ export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonOb
   if (!turn) return ended(await runOnConversation(deps, data, inputs, sink, signal));
   // A conversation with calls queued on it: who is next is asked while this call runs, so the
   // conversation can be handed to it as soon as this call has run, while its commit goes out (or at its
-  // release). A call that found the conversation idle does not ask.
+  // release). A call that found the conversation idle asks only if, by then, a call waits here.
   const successor = data.turnFirst ? undefined : deps.turns.successor(data.convid, turn);
   successor?.catch(() => undefined);
   for (let first = data.turnFirst === true; ; first = false) {
@@ -75,7 +75,7 @@ async function takeTurn(
     }
     // Handed over while the call before still commits: nothing of this call ends before that commit has.
     startedFrom = waited.held?.committed;
-    const from = successor && { onRan: (next: HeldConversation) => void (handedOver = deps.turns.handOver(data.convid, next, successor)) };
+    const from = { onRan: (next: HeldConversation) => void (handedOver = deps.turns.handOver(data.convid, turn, next, successor)) };
     if (waited.held && latestVersion) {
       end = await runOnConversation(deps, data, inputs, sink, signal, { ...from, held: { ...waited.held, latestVersion: await latestVersion } });
     } else {
