@@ -96,6 +96,9 @@ function createAnswer(): Answer {
     answer = resolve;
     fail = reject;
   });
+  // The answer can come before the call awaits it (a worker refuses the run while the web process is
+  // still registering it): a rejection no one has awaited yet must not end the process.
+  promise.catch(() => undefined);
   return { promise, answer, fail };
 }
 
