@@ -77,6 +77,13 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
             .insertInto('executions')
             .values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }))
         : fenced.insertInto('executions').values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }));
+  return executeFenced(statement);
+}
+
+const notNullViolation = '23502';
+
+/** Runs a fenced commit: 'stale' when its records' convid, taken from the fenced update, came out null. */
+async function executeFenced(statement: { execute(): Promise<unknown> }): Promise<'committed' | 'stale'> {
   try {
     await statement.execute();
     return 'committed';
@@ -86,8 +93,6 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
     throw err;
   }
 }
-
-const notNullViolation = '23502';
 
 /**
  * Commits consecutive runs on one conversation in one statement (a group commit): the first read the
@@ -112,12 +117,5 @@ export async function recordConsecutiveRuns(db: Db, runs: readonly ConversationR
     )
     .insertInto('executions')
     .values((eb) => runs.map((run) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') })));
-  try {
-    await statement.execute();
-    return 'committed';
-  } catch (err) {
-    const failure = err as { code?: string; column?: string; table?: string };
-    if (failure.code === notNullViolation && failure.table === 'executions' && failure.column === 'convid') return 'stale';
-    throw err;
-  }
+  return executeFenced(statement);
 }
