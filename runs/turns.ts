@@ -156,6 +156,9 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
       local.set(member, done);
     });
 
+  /** How to wake `member` when it waits for the conversation in this process. */
+  const waiterOf = (convid: string, member: string | undefined) => (member === undefined ? undefined : waiters.get(convid)?.get(member));
+
   // Not only at the head: a call handed the conversation early starts while the call before it still holds the turn.
   const successorOf = async (convid: string, member: string): Promise<string | undefined> => {
     const next = await successorScript(redis, conversationTurnsKey(prefix, convid), member);
@@ -194,8 +197,7 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
     successor: successorOf,
     async handOver(convid, member, held, successor) {
       if (!successor && !waiters.has(convid)) return false;
-      const known = await (successor ?? successorOf(convid, member)).catch(() => undefined);
-      const waiting = known === undefined ? undefined : waiters.get(convid)?.get(known);
+      const waiting = waiterOf(convid, await (successor ?? successorOf(convid, member)).catch(() => undefined));
       if (!waiting) return false;
       waiting({ held });
       return true;
@@ -203,8 +205,7 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
     leave: (convid, member) => leaveTurn(redis, prefix, convid, member),
     async release(convid, member, held, successor) {
       const key = conversationTurnsKey(prefix, convid);
-      const known = await successor?.catch(() => undefined);
-      const waiting = known === undefined ? undefined : waiters.get(convid)?.get(known);
+      const waiting = waiterOf(convid, await successor?.catch(() => undefined));
       if (waiting) {
         // Its successor waits here: it starts now, and the removal follows on the same connection,
         // before anything this process does to the order next. Other processes' waiters still see this
@@ -217,7 +218,7 @@ export function createConversationTurns<Held>(redis: Redis, prefix: string, anno
       const [, head] = (await redis.multi().zrem(key, member).zrange(key, 0, 0).exec()) ?? [];
       const next = (head?.[1] as string[] | undefined)?.[0];
       if (next === undefined) return;
-      const local = waiters.get(convid)?.get(next);
+      const local = waiterOf(convid, next);
       if (local) local({ held });
       else await announce(convid);
     },

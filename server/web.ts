@@ -34,16 +34,10 @@ export async function startWeb(
   port = base.config.port,
 ): Promise<WebServer> {
   const { config, logger } = base;
-  // Producer connection: fail fast when Redis is down (a 503), never queue commands offline.
-  // Commands of concurrent calls issued in the same tick go out in one write (auto-pipelining).
-  const redis = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
-  redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
-  await waitForReady(redis);
+  const redis = await openProducer(config.redisUrl, logger);
   // The queues have a connection of their own: BullMQ defines its sixty-odd scripts on the connection it
   // is given, and ioredis copies every defined script into each auto-pipelined batch it makes.
-  const queueConnection = new Redis(config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
-  queueConnection.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
-  await waitForReady(queueConnection);
+  const queueConnection = await openProducer(config.redisUrl, logger);
   const queue = new Queue<RunJobData>(runQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
   const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: queueConnection, prefix: config.queuePrefix });
@@ -95,6 +89,17 @@ function drain(server: Server): Promise<void> {
     });
     server.closeIdleConnections();
   });
+}
+
+/**
+ * A producer connection: fails fast when Redis is down (a 503), never queues commands offline. Commands
+ * of concurrent calls issued in the same tick go out in one write (auto-pipelining).
+ */
+async function openProducer(redisUrl: string, logger: Logger): Promise<Redis> {
+  const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
+  await waitForReady(redis);
+  return redis;
 }
 
 function waitForReady(redis: Redis): Promise<void> {

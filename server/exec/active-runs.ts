@@ -61,18 +61,19 @@ end
 for i = k, #KEYS do redis.call('DEL', KEYS[i]) end
 return 1`;
 
+/** The keys that find the run while it lasts: its conversation's set (when `byConversation`), then its request ids'. */
+function findingKeys(prefix: string, run: ActiveRun): string[] {
+  return [...(run.byConversation ? [activeRunsKey(prefix, run.caller, run.convid)] : []), ...run.requestIds.map((id) => requestRunKey(prefix, run.caller, id))];
+}
+
 export async function registerRun(redis: Redis, prefix: string, run: ActiveRun, keepMs: number, replaySeconds: number): Promise<void> {
   const streamed = run.logged ? JSON.stringify({ runId: run.runId, agentName: run.agentName } satisfies AttachableRun) : '';
-  const keys = [
-    ...(run.byConversation ? [activeRunsKey(prefix, run.caller, run.convid)] : []),
-    ...run.requestIds.map((id) => requestRunKey(prefix, run.caller, id)),
-    ...(run.logged ? [conversationStreamKey(prefix, run.caller, run.convid)] : []),
-  ];
+  const keys = [...findingKeys(prefix, run), ...(run.logged ? [conversationStreamKey(prefix, run.caller, run.convid)] : [])];
   await redis.eval(registerScript, keys.length, ...keys, run.runId, keepMs, run.byConversation ? '1' : '0', run.requestIds.length, streamed, replaySeconds);
 }
 
 export async function unregisterRun(redis: Redis, prefix: string, run: ActiveRun): Promise<void> {
-  const keys = [...(run.byConversation ? [activeRunsKey(prefix, run.caller, run.convid)] : []), ...run.requestIds.map((id) => requestRunKey(prefix, run.caller, id))];
+  const keys = findingKeys(prefix, run);
   await redis.eval(unregisterScript, keys.length, ...keys, run.runId, run.byConversation ? '1' : '0');
 }
 
