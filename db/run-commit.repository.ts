@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
@@ -10,29 +11,44 @@ export interface FirstRun {
   state?: ConversationState;
   pause?: NewPause;
   execution: NewExecution;
+  /**
+   * The agent version the run started on without reading it first: the run is kept only where that is
+   * still the agent's latest version when the statement runs.
+   */
+  fence?: { agentName: string; version: number };
 }
 
 /**
  * Writes new conversations' first runs in one statement: data-modifying CTEs run in the statement's
  * single transaction, so all their rows are committed together or not at all, in one round trip.
- * Nobody else can hold a new conversation yet, so no lock is needed before.
+ * Nobody else can hold a new conversation yet, so no lock is needed before. A fenced run whose agent
+ * has a newer version makes the statement keep nothing: 'stale'. The fence is the conversation's id,
+ * given only while the version is the latest: otherwise it is null, and the id's not-null constraint
+ * fails the statement whole.
  */
-export async function recordFirstRuns(db: Db, runs: readonly FirstRun[]): Promise<void> {
-  if (runs.length === 0) return;
+export async function recordFirstRuns(db: Db, runs: readonly FirstRun[]): Promise<'committed' | 'stale'> {
+  if (runs.length === 0) return 'committed';
   const withConversations = db.with('conversation', (q) =>
     q
       .insertInto('conversations')
-      .values(runs.map((run) => conversationRow(run.conversation, run.state)))
+      .values(runs.map((run) => ({ ...conversationRow(run.conversation, run.state), ...(run.fence ? { id: fencedId(run.conversation.id, run.fence) } : {}) })))
       .returning('id'),
   );
   const executions = runs.map((run) => run.execution);
   const pauses = runs.flatMap((run) => (run.pause ? [pauseRow(run.pause)] : []));
-  if (pauses.length === 0) return void (await withConversations.insertInto('executions').values(executions).execute());
-  await withConversations
-    .with('pause', (q) => q.insertInto('paused_asks').values(pauses).returning('convid'))
-    .insertInto('executions')
-    .values(executions)
-    .execute();
+  const statement =
+    pauses.length === 0
+      ? withConversations.insertInto('executions').values(executions)
+      : withConversations
+          .with('pause', (q) => q.insertInto('paused_asks').values(pauses).returning('convid'))
+          .insertInto('executions')
+          .values(executions);
+  return executeFenced(statement, 'conversations', 'id');
+}
+
+/** The conversation's id while `fence.version` is its agent's latest version; null otherwise. */
+function fencedId(id: string, fence: { agentName: string; version: number }) {
+  return sql<string>`(select ${id}::uuid from agents where name = ${fence.agentName} and latest_version = ${fence.version})`;
 }
 
 /** What a run on an existing conversation leaves: its state, a pause to save or to delete, its execution record. */
@@ -77,19 +93,19 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
             .insertInto('executions')
             .values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }))
         : fenced.insertInto('executions').values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }));
-  return executeFenced(statement);
+  return executeFenced(statement, 'executions', 'convid');
 }
 
 const notNullViolation = '23502';
 
-/** Runs a fenced commit: 'stale' when its records' convid, taken from the fenced update, came out null. */
-async function executeFenced(statement: { execute(): Promise<unknown> }): Promise<'committed' | 'stale'> {
+/** Runs a fenced commit: 'stale' when the column its fence fills (`table`.`column`) came out null. */
+async function executeFenced(statement: { execute(): Promise<unknown> }, table: string, column: string): Promise<'committed' | 'stale'> {
   try {
     await statement.execute();
     return 'committed';
   } catch (err) {
     const failure = err as { code?: string; column?: string; table?: string };
-    if (failure.code === notNullViolation && failure.table === 'executions' && failure.column === 'convid') return 'stale';
+    if (failure.code === notNullViolation && failure.table === table && failure.column === column) return 'stale';
     throw err;
   }
 }
@@ -117,5 +133,5 @@ export async function recordConsecutiveRuns(db: Db, runs: readonly ConversationR
     )
     .insertInto('executions')
     .values((eb) => runs.map((run) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') })));
-  return executeFenced(statement);
+  return executeFenced(statement, 'executions', 'convid');
 }

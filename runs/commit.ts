@@ -50,16 +50,27 @@ export function conversationRun(data: RunJobData, version: number, changes: RunC
   return { convid: data.convid, version, state: changes.state, pause: changes.pause, execution: executionRow(data, ending), now: ending.startedAt };
 }
 
-/** Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause and its record, in one statement (shared with the first runs ending at the same time). */
-export async function commitFirstRun(firstRuns: FirstRunWriter, data: RunJobData, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
+/**
+ * Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause
+ * and its record, in one statement (shared with the first runs ending at the same time). With `fence`
+ * (the version a run started on without reading it), 'stale' when the agent has a newer one: nothing is
+ * kept, and the call runs again on the latest.
+ */
+export async function commitFirstRun(
+  firstRuns: FirstRunWriter,
+  data: RunJobData,
+  changes: RunChanges | undefined,
+  ending: RunEnding,
+  fence?: { agentName: string; version: number },
+): Promise<RunResult | 'stale'> {
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: ending.startedAt };
   const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
-  await firstRuns.write({ conversation, state: changes?.state, pause, execution: executionRow(data, ending) }).catch((err: unknown) => {
+  const written = await firstRuns.write({ conversation, state: changes?.state, pause, execution: executionRow(data, ending), fence }).catch((err: unknown) => {
     // One statement: the execution record already there (the caller was answered 503) fails it whole.
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
   });
-  return { kind: 'response', response: ending.response };
+  return written === 'stale' ? written : { kind: 'response', response: ending.response };
 }
 
 /** Records a call asked again (its answers refused): the conversation counts as used, its pause is kept. */

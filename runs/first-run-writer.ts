@@ -5,16 +5,17 @@ import { batchPerTurn } from './per-turn-batch.js';
 /**
  * Writes first runs' records (new conversations), grouping the ones that end in the same turn of the
  * event loop into one statement: at 64 calls in flight a statement a run was most of what the worker
- * spent on PostgreSQL. A group that fails is written again one run at a time, so each run gets its own
- * outcome (the execution record of one given up by its caller fails that one alone, runs/commit.ts).
+ * spent on PostgreSQL. A group that fails, or keeps nothing because one of its runs is stale (its agent
+ * has a newer version than the one it ran), is written again one run at a time, so each run gets its
+ * own outcome (the execution record of one given up by its caller fails that one alone, runs/commit.ts).
  */
 export interface FirstRunWriter {
-  write(run: FirstRun): Promise<void>;
+  write(run: FirstRun): Promise<'committed' | 'stale'>;
 }
 
 interface Pending {
   run: FirstRun;
-  resolve: () => void;
+  resolve: (outcome: 'committed' | 'stale') => void;
   reject: (err: unknown) => void;
 }
 
@@ -26,12 +27,9 @@ export function createFirstRunWriter(db: Db): FirstRunWriter {
 
   const writeGroup = async (group: Pending[]) => {
     if (group.length === 1) return writeAlone(group[0]!);
-    try {
-      await recordFirstRuns(db, group.map((each) => each.run));
-      for (const each of group) each.resolve();
-    } catch {
-      await Promise.all(group.map(writeAlone));
-    }
+    const outcome = await recordFirstRuns(db, group.map((each) => each.run)).catch(() => 'failed' as const);
+    if (outcome === 'committed') for (const each of group) each.resolve(outcome);
+    else await Promise.all(group.map(writeAlone));
   };
 
   const enqueue = batchPerTurn<Pending>((batch) => {
@@ -39,6 +37,6 @@ export function createFirstRunWriter(db: Db): FirstRunWriter {
   });
 
   return {
-    write: (run) => new Promise<void>((resolve, reject) => enqueue({ run, resolve, reject })),
+    write: (run) => new Promise((resolve, reject) => enqueue({ run, resolve, reject })),
   };
 }

@@ -210,4 +210,29 @@ describe('execAgent', () => {
       server.close();
     }
   });
+
+  it('runs a version published after this worker last ran the agent when the run reaches nothing outside: its commit keeps nothing of the older one', async () => {
+    // A run that makes no async sys call is not confirmed by a read: its commit is fenced on the version
+    // it started on, and the newer version makes it keep nothing, so the call runs again on that one.
+    const name = uniqueAgentName('republished-quiet');
+    await publishAgent(stack.runtime.db, name, `export default async (sys) => { sys.vars.by = 'v1'; sys.say('v1'); }`);
+    const first = await execAgent(stack.url, key, { agentName: name });
+    assert.deepEqual(first.body.output, [{ type: 'text', text: 'v1' }]);
+
+    // Straight into PostgreSQL, as an operator's script would: the worker hears nothing of it.
+    await publishAgent(stack.runtime.db, name, `export default async (sys) => { sys.vars.by = 'v2'; sys.say('v2'); }`);
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: name, stream: true }, { key });
+    const events = await stream.done;
+    const end = events.find((event) => event.event === 'end');
+    assert.equal(end?.data.resultCode, 'success');
+    assert.deepEqual(
+      events.filter((event) => event.event === 'part').map((event) => event.data.text),
+      ['v2'],
+    );
+    const convid = end?.data.convid as string;
+    const records = await stack.runtime.db.selectFrom('executions').select('agent_version').where('convid', '=', convid).execute();
+    assert.deepEqual(records, [{ agent_version: 2 }]);
+    const conversation = await findConversation(stack.runtime.db, convid);
+    assert.deepEqual(conversation?.agent_vars, { [name]: { by: 'v2' } });
+  });
 });

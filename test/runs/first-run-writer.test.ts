@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createDb, type Db } from '../../db/database.js';
 import type { FirstRun } from '../../db/run-commit.repository.js';
 import { createFirstRunWriter } from '../../runs/first-run-writer.js';
+import { publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { testEnv } from '../helpers/test-env.js';
 
 /** First runs ending together are written together (runs/first-run-writer.ts), each with its own outcome. */
@@ -14,7 +15,7 @@ describe('first run writer', () => {
   });
   after(() => db.destroy());
 
-  const firstRun = (options: { runId?: string; asks?: boolean } = {}): FirstRun => {
+  const firstRun = (options: { runId?: string; asks?: boolean; fence?: FirstRun['fence'] } = {}): FirstRun => {
     const convid = randomUUID();
     const runId = options.runId ?? randomUUID();
     const now = new Date();
@@ -41,6 +42,7 @@ describe('first run writer', () => {
         finished_at: now,
         duration_ms: 0,
       },
+      ...(options.fence ? { fence: options.fence } : {}),
     };
   };
 
@@ -72,5 +74,19 @@ describe('first run writer', () => {
     assert.equal(failure.constraint, 'executions_pkey');
     assert.deepEqual(await kept(others), { conversations: 2, executions: 2, pauses: 1 });
     assert.deepEqual(await kept([clash]), { conversations: 0, executions: 0, pauses: 0 });
+  });
+
+  it('keeps a fenced run only while the version it ran is its agent\'s latest; a stale one keeps nothing and the others of its group are kept', async () => {
+    const writer = createFirstRunWriter(db);
+    const agentName = uniqueAgentName('fenced');
+    await publishAgent(db, agentName, `export default async (sys) => sys.say('v1')`);
+    const latest = await publishAgent(db, agentName, `export default async (sys) => sys.say('v2')`);
+    const current = firstRun({ fence: { agentName, version: latest } });
+    const stale = firstRun({ fence: { agentName, version: latest - 1 }, asks: true });
+    const unfenced = firstRun();
+    const outcomes = await Promise.all([current, stale, unfenced].map((run) => writer.write(run)));
+    assert.deepEqual(outcomes, ['committed', 'stale', 'committed']);
+    assert.deepEqual(await kept([current, unfenced]), { conversations: 2, executions: 2, pauses: 0 });
+    assert.deepEqual(await kept([stale]), { conversations: 0, executions: 0, pauses: 0 });
   });
 });

@@ -7,48 +7,36 @@ import { responseOfRun, runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart, queryOf, type RunStart } from './run-start.js';
 import { confirmSession } from './session-watch.js';
-import { speculate } from './speculation.js';
+import { speculateLazily } from './speculation.js';
 
 /**
  * A new conversation's first run: nothing to wait for or read but the agent's latest version, and one
  * statement (shared with the first runs ending at the same time) records everything it leaves (the
  * conversation is created even when the run keeps nothing, so its convid can go on).
+ *
+ * When this worker has read the agent's latest version before, the run starts on that one without
+ * reading it again (runOnGuess): the commit is fenced on it, so a newer version published meanwhile
+ * makes the commit keep nothing, and the call runs again on the latest.
  */
 export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
   const startedAt = deps.clock.now();
-  const started = await startAndRun(deps, data, inputs, sink, signal);
-  if (!started) return agentNotFound(data);
-  const { start, ran } = started;
-  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
-  const changes = keptChanges(deps, data, undefined, start, outcome, startedAt);
-  return commitFirstRun(deps.firstRuns, data, changes, { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) });
-}
-
-/**
- * Runs the latest version (undefined when there is no such agent). When this worker has read the
- * agent's latest version before, the run starts on that one while the latest is read again, so the
- * read no longer comes before the sandbox; a newer version found by the read stops it, and the run
- * starts again on that one (runOnGuess).
- */
-async function startAndRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<{ start: RunStart; ran: Ran } | undefined> {
   const guess = data.draft ? undefined : deps.agents.lastRead(data.agentName);
-  let latestVersion: number | undefined;
   if (guess !== undefined) {
-    const latest = deps.agents.latestVersion(deps.db, data.agentName);
-    const confirmed = await runOnGuess(deps, data, inputs, sink, signal, guess, latest);
-    if (confirmed) return confirmed;
-    latestVersion = await latest;
-    if (latestVersion === undefined) return undefined;
+    const guessed = await runOnGuess(deps, data, inputs, sink, signal, { guess, startedAt });
+    if (guessed !== 'wrong') return guessed;
   }
-  const start = await freshStart(deps, deps.db, data, undefined, inputs, latestVersion);
-  return start && { start, ran: await runAgent(deps, data, start, sink, signal) };
+  const start = await freshStart(deps, deps.db, data, undefined, inputs);
+  if (!start) return agentNotFound(data);
+  const committed = await commitRan(deps, data, start, await runAgent(deps, data, start, sink, signal), startedAt);
+  if (committed === 'stale') throw new Error('a first run committed without a fence came out stale');
+  return committed;
 }
 
 /**
- * Runs version `guess` while `latest` is read, as a speculation (speculation.ts): it reaches nothing
- * outside the sandbox until the read confirms the version. Undefined when the read found another
- * version (the run was stopped, nothing of it sent) or failed (the caller sees the read's error when it
- * awaits `latest`).
+ * Runs version `guess` as a speculation (speculation.ts): it reaches nothing outside the sandbox until
+ * the guess is confirmed. An async sys call asks for that (the latest version is read then); a run that
+ * makes none is confirmed by its commit, fenced on the guess. 'wrong' when the guess was (the run was
+ * stopped or its commit kept nothing; nothing of it was sent).
  */
 async function runOnGuess(
   deps: RunDeps,
@@ -56,17 +44,34 @@ async function runOnGuess(
   inputs: JsonObject,
   sink: RunEventSink,
   signal: AbortSignal,
-  guess: number,
-  latest: Promise<number | undefined>,
-): Promise<{ start: RunStart; ran: Ran } | undefined> {
-  const guessed = speculate(sink, signal, latest.then((version) => version === guess));
+  { guess, startedAt }: { guess: number; startedAt: Date },
+): Promise<RunResult | 'wrong'> {
+  const guessed = speculateLazily(sink, signal, async () => (await deps.agents.latestVersion(deps.db, data.agentName)) === guess);
   try {
     const start = await freshStart(deps, deps.db, data, undefined, inputs, guess);
-    if (!start) return undefined;
+    if (!start) return 'wrong';
     const ran = await runAgent(deps, data, start, guessed.sink, guessed.signal, guessed.hold);
-    await guessed.hold;
-    return guessed.wrong() ? undefined : { start, ran };
+    if (guessed.asked()) {
+      await guessed.decided;
+      if (guessed.wrong()) return 'wrong';
+    }
+    const fence = guessed.asked() ? undefined : { agentName: data.agentName, version: guess };
+    const committed = await commitRan(deps, data, start, ran, startedAt, fence);
+    guessed.settle(committed !== 'stale');
+    // Its held parts go out before its end does.
+    await guessed.decided;
+    return committed === 'stale' ? 'wrong' : committed;
   } finally {
+    // A commit that failed leaves the guess unsettled: nothing of the run goes out.
+    guessed.settle(false);
     guessed.end();
   }
+}
+
+/** Records what the run left (fenced on the version it guessed, when it did not read it). */
+async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: Ran, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunResult | 'stale'> {
+  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
+  const changes = keptChanges(deps, data, undefined, start, outcome, startedAt);
+  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };
+  return commitFirstRun(deps.firstRuns, data, changes, ending, fence);
 }

@@ -21,7 +21,7 @@ export interface Ran {
  * Runs the agent in the sandbox from `start`, with no database connection held. A logged run sends its
  * parts (and a draft's trace events) to `sink` as they are made. `hold`: see SandboxRun.
  */
-export async function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal, hold?: Promise<unknown>): Promise<Ran> {
+export async function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal, hold?: PromiseLike<unknown>): Promise<Ran> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName);
   const secretValues = maskableValues(secrets);

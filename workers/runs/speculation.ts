@@ -41,6 +41,46 @@ export function speculate(sink: RunEventSink, signal: AbortSignal, confirmed: Pr
   };
 }
 
+/**
+ * A speculation confirmed only if it must be: `confirm` is called when the run first waits on `hold`
+ * (an async sys call, about to reach outside the sandbox). A run that never does is settled by its
+ * caller instead (`settle`), e.g. by a commit fenced on the guess, which spares the confirming read.
+ */
+export interface LazySpeculation extends Omit<Speculation, 'hold'> {
+  /** As Speculation's, and awaiting it asks for the confirmation. */
+  hold: PromiseLike<void>;
+  /** Settles once the guess is known, without asking for it to be confirmed. Never rejects. */
+  decided: Promise<void>;
+  /** Whether the run asked for the confirmation (then `decided` follows it). */
+  asked(): boolean;
+  /** Settles the guess (no effect once settled). */
+  settle(right: boolean): void;
+}
+
+export function speculateLazily(sink: RunEventSink, signal: AbortSignal, confirm: () => Promise<boolean>): LazySpeculation {
+  let settle!: (right: boolean) => void;
+  const speculation = speculate(sink, signal, new Promise<boolean>((resolve) => (settle = resolve)));
+  const decided = speculation.hold;
+  let asked = false;
+  const ask = () => {
+    if (asked) return;
+    asked = true;
+    confirm().then(settle, () => settle(false));
+  };
+  return {
+    ...speculation,
+    hold: {
+      then(onSettled, onFailed) {
+        ask();
+        return decided.then(onSettled, onFailed);
+      },
+    },
+    decided,
+    asked: () => asked,
+    settle,
+  };
+}
+
 /** `sink`, with what comes before `hold` settles sent once it has (in order), and nothing once `dropped()`. */
 function heldBack(sink: RunEventSink, hold: Promise<void>, dropped: () => boolean): RunEventSink {
   let waiting: Array<() => void> | undefined = [];

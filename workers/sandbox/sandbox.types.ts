@@ -82,9 +82,10 @@ export interface SandboxRun {
   /**
    * The run's async sys calls (sleep, fetch, ask, a stream's reads) wait for it before they act: a run
    * started before it is known to be the right one reaches nothing outside the sandbox until then. Stop
-   * the run through `signal` before it settles if it is not. Never rejects.
+   * the run through `signal` before it settles if it is not. Never rejects. Awaited only when a call
+   * needs it, so a lazy one (a thenable) starts its confirmation then.
    */
-  hold?: Promise<unknown>;
+  hold?: PromiseLike<unknown>;
   /** Aborting it ends the run at once: `mustLogin` when its reason is run-stop's sessionEnded, else `stopped`. */
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */
