@@ -28,7 +28,7 @@ describe('sandbox context pool', () => {
     await run(b!);
     await run(a!);
     await run(c!);
-    assert.deepEqual(pool.stats(), { hits: 1, misses: 3, idle: 2, retired: 0, evicted: 1, isolates: 2 });
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 3, idle: 2, retired: 0, evicted: 1, isolates: 2, restarts: 0 });
     await run(b!);
     assert.equal(pool.stats().misses, 4, 'b was the least recently used');
   });
@@ -37,10 +37,10 @@ describe('sandbox context pool', () => {
     const code = await compile(`export default async (sys) => { await sys.sleep(20); sys.say(String(sys.inputs.n)); }`);
     const first = await Promise.all([1, 2, 3].map((n) => run(code, { inputs: { n } })));
     assert.deepEqual(first.map(texts), [['1'], ['2'], ['3']]);
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
     const second = await Promise.all([4, 5, 6].map((n) => run(code, { inputs: { n } })));
     assert.deepEqual(second.map(texts), [['4'], ['5'], ['6']]);
-    assert.deepEqual(pool.stats(), { hits: 3, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 3, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('opens another isolate for the caller past contextsPerIsolate', async () => {
@@ -61,16 +61,16 @@ describe('sandbox context pool', () => {
     pool = createContextPool({ maxRunsPerContext: 2 });
     const code = await compile(`export default async (sys) => sys.say('hi')`);
     for (let i = 0; i < 3; i++) await run(code);
-    assert.deepEqual(pool.stats(), { hits: 1, misses: 2, idle: 1, retired: 1, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 2, idle: 1, retired: 1, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('seals an isolate after contextsPerIsolateLifetime loads: it keeps no idle context and the next run opens a new one', async () => {
     pool = createContextPool({ contextsPerIsolateLifetime: 2 });
     const code = await compile(`export default async (sys) => { await sys.sleep(20); sys.say('hi'); }`);
     await Promise.all([run(code), run(code)]);
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 0, retired: 2, evicted: 0, isolates: 0 }, 'both contexts retired, the isolate gone');
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 0, retired: 2, evicted: 0, isolates: 0, restarts: 0 }, 'both contexts retired, the isolate gone');
     await run(code);
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 1, retired: 2, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 1, retired: 2, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('keeps contexts apart by agent name and memory limit, even for the same code', async () => {
@@ -78,7 +78,7 @@ describe('sandbox context pool', () => {
     assert.deepEqual(texts(await run(code, { agentName: 'one' })), ['one']);
     assert.deepEqual(texts(await run(code, { agentName: 'two' })), ['two'], 'another agent gets its own context');
     await run(code, { agentName: 'one', memoryMb: 64 });
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 3 }, 'and its own isolate');
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 3, retired: 0, evicted: 0, isolates: 3, restarts: 0 }, 'and its own isolate');
     await run(code, { agentName: 'one' });
     assert.equal(pool.stats().hits, 1);
   });
@@ -87,7 +87,7 @@ describe('sandbox context pool', () => {
     const code = await compile(`export default async (sys) => sys.say('hi')`);
     await run(code);
     await run(code, { fresh: true });
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('lets the caller\'s other runs in the isolate go on when one ends unclean', async () => {
@@ -99,7 +99,7 @@ describe('sandbox context pool', () => {
     const [failed, done] = await Promise.all([run(code, { inputs: { fail: true } }), run(code)]);
     assert.equal(failed.resultCode, 'failCommand');
     assert.deepEqual(texts(done), ['done']);
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('stops an isolate a timed-out run left busy, ending the caller\'s other runs in it, and no other caller\'s', async () => {

@@ -36,11 +36,11 @@ describe('sandbox warm isolates', () => {
   it('runs the same code again in the warm isolate its first run left', async () => {
     const code = await compile(`export default async (sys) => sys.say('Hello, ' + sys.query)`);
     const first = await run(code);
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
     const second = await run(code, { inputs: { query: 'again' } });
     assert.deepEqual(texts(first), ['Hello, hello']);
     assert.deepEqual(texts(second), ['Hello, again']);
-    assert.deepEqual(pool.stats(), { hits: 1, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('gives every run fresh module state and a fresh sys in a reused isolate', async () => {
@@ -88,7 +88,7 @@ describe('sandbox warm isolates', () => {
       assert.match(String(changed.refused), /not extensible|Cannot delete|Cannot define/, JSON.stringify(change));
       assert.deepEqual(varsOf(await run(code, { inputs: {} })).seen, ['undefined', 'object']);
     }
-    assert.deepEqual(pool.stats(), { hits: 5, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 5, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('refuses to replace what the sandbox installed (Math.random, Date.now, console.log): errorInAgent, and the next run draws from its seed', async () => {
@@ -146,7 +146,7 @@ describe('sandbox warm isolates', () => {
     const code = await compile(modalAgent);
     await run(code, { inputs: { mode: 'ok' } });
     assert.equal((await run(code, { signal: AbortSignal.abort() })).resultCode, 'stopped');
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   describe('code a run leaves behind', () => {

@@ -1,11 +1,11 @@
 import ivm from 'isolated-vm';
 import { agentModuleGlobal } from '../../shared/compile-agent.js';
 import { bootstrapSource } from './bootstrap-source.js';
-import { bootstrapFileName, maxPendingCalls, type RunConfig, type RunResult, type StartRun } from './sandbox-protocol.js';
+import { bootstrapFileName, maxPendingCalls, type RunConfig, type RunResult, type SettledRun, type StartRun } from './sandbox-protocol.js';
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
 import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall } from './host-calls.js';
 import type { SandboxIsolate } from './sandbox-isolate.js';
-import type { Session } from './session.js';
+import { hasEnded, releaseReports, type Session } from './session.js';
 
 /**
  * One agent's code loaded into a context of a sandbox isolate: the bootstrap evaluated (the realm
@@ -42,6 +42,15 @@ export type LoadResult = { ok: true; agent: AgentContext } | { ok: false; thrown
  * false`); anything else thrown is a sandbox failure, or the memory limit when the isolate is disposed.
  */
 export async function loadAgentContext(sandbox: SandboxIsolate): Promise<LoadResult> {
+  sandbox.inFlight += 1;
+  try {
+    return await loadInto(sandbox);
+  } finally {
+    sandbox.inFlight -= 1;
+  }
+}
+
+async function loadInto(sandbox: SandboxIsolate): Promise<LoadResult> {
   const { isolate } = sandbox;
   sandbox.contexts += 1;
   let context: ivm.Context | undefined;
@@ -91,12 +100,23 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
 }
 
 /**
- * Runs the agent once for `session`, in one call into the isolate. The session is bound until the
- * result comes back. isolated-vm delivers it once the isolate's microtasks have drained, after any
- * host call the run's leftover code made meanwhile; a call still unanswered then makes the context
- * not reusable, like one the isolate itself counted.
+ * Runs the agent once for `session`. The session is bound until the result comes back. isolated-vm
+ * delivers it once the isolate's microtasks have drained, after any host call the run's leftover code
+ * made meanwhile; a call still unanswered then makes the context not reusable, like one the isolate
+ * itself counted.
+ *
+ * A run in an isolate with nothing else under way is entered synchronously, on this thread
+ * (`applySync`): a run that needs nothing but sync sys calls (most short runs) is over when the entry
+ * returns, with no hand-off to isolated-vm's threads and back (each costs both threads a wake-up).
+ * What it reports live waits for the entry to return (session.heldReports). The run is 'interrupted',
+ * nothing it reported sent, and the caller starts it over in a context of its own entered the usual
+ * way, when it is still computing after `syncEntryMs`, or when it ends on a stack overflow: this
+ * thread's stack is smaller than the pool's, and the run must not fail here where it would not
+ * there. An overflow the agent catches itself is the one difference left: it comes after ~14,000
+ * frames here instead of ~116,000. A run still waiting on the host when the entry returns goes on as
+ * any other.
  */
-export async function runInAgentContext(agent: AgentContext, session: Session): Promise<RunResult> {
+export async function runInAgentContext(agent: AgentContext, session: Session, { sync }: { sync: boolean }): Promise<RunResult | 'interrupted'> {
   agent.runs += 1;
   const token = (agent.binding.token += 1);
   agent.binding.session = session;
@@ -112,14 +132,67 @@ export async function runInAgentContext(agent: AgentContext, session: Session): 
     trace: run.onTrace !== undefined,
     secrets: run.secrets ?? {},
   };
+  agent.sandbox.inFlight += 1;
   try {
-    const text: unknown = await agent.start.apply(undefined, [token, JSON.stringify(config)], { result: { promise: true, copy: true } });
-    const result = JSON.parse(String(text)) as RunResult;
-    if (result.kind === 'returned' && agent.binding.pendingCalls > 0) result.reusable = false;
+    const entered = sync
+      ? await enterSynchronously(agent, session, token, JSON.stringify(config))
+      : { text: String(await agent.start.apply(undefined, [token, JSON.stringify(config)], { result: { promise: true, copy: true } })), leftover: false };
+    if (entered === 'interrupted') return entered;
+    const result = JSON.parse(entered.text) as RunResult;
+    if (result.kind === 'returned' && (agent.binding.pendingCalls > 0 || entered.leftover)) result.reusable = false;
     return result;
   } finally {
+    agent.sandbox.inFlight -= 1;
     if (agent.binding.token === token) agent.binding.session = undefined;
   }
+}
+
+/** How long a synchronous entry may hold the host's thread before the run is interrupted (and started over). */
+export const syncEntryMs = 10;
+
+/**
+ * Whether a run may be entered synchronously into `agent` now (runInAgentContext): a warm context (a
+ * run ended clean in it: its code is compiled, and it did not loop from the start) in an isolate where
+ * nothing can be running.
+ */
+export function canEnterSynchronously(agent: AgentContext): boolean {
+  const { sandbox } = agent;
+  return agent.runs > 0 && sandbox.inFlight === 0 && !sandbox.restless && !sandbox.isolate.isDisposed;
+}
+
+/** The run's result text ("" for none yet, then awaited) and whether it left async host calls pending; or 'interrupted'. */
+async function enterSynchronously(agent: AgentContext, session: Session, token: number, configText: string): Promise<SettledRun | 'interrupted'> {
+  session.heldReports = [];
+  let settled: SettledRun;
+  try {
+    agent.start.applySync(undefined, [token, configText, 'begin'], { timeout: syncEntryMs });
+    settled = agent.start.applySync(undefined, [token, '', 'settled'], { timeout: syncEntryMs, result: { copy: true } }) as SettledRun;
+  } catch (err) {
+    if (isTimeout(err) && !hasEnded(session)) return interrupted(session);
+    releaseReports(session);
+    throw err;
+  }
+  if (isStackOverflow(settled.text) && !hasEnded(session)) return interrupted(session);
+  releaseReports(session);
+  if (settled.leftover) agent.sandbox.restless = true;
+  if (settled.text) return settled;
+  const text = String(await agent.start.apply(undefined, [token, '', 'finish'], { result: { promise: true, copy: true } }));
+  return { text, leftover: false };
+}
+
+function interrupted(session: Session): 'interrupted' {
+  session.heldReports = undefined;
+  return 'interrupted';
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && err.message === 'Script execution timed out.';
+}
+
+function isStackOverflow(resultText: string): boolean {
+  if (!resultText.includes('Maximum call stack size exceeded')) return false;
+  const result = JSON.parse(resultText) as RunResult;
+  return result.kind === 'threw' && result.thrown.name === 'RangeError' && result.thrown.message.includes('Maximum call stack size exceeded');
 }
 
 /**

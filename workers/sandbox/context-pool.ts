@@ -15,6 +15,11 @@ export interface ContextPoolOptions {
   contextsPerIsolateLifetime: number;
   /** An isolate still busy this long after one of its runs ended is disposed (DESIGN §12). */
   busyAfterEndMs: number;
+  /**
+   * After a run entered synchronously was interrupted (agent-context.ts), no run is entered so for
+   * this long: a caller whose runs compute on purpose holds the thread a few ms a second at most.
+   */
+  syncPauseMs: number;
 }
 
 export interface ContextPoolStats {
@@ -30,6 +35,8 @@ export interface ContextPoolStats {
   evicted: number;
   /** Isolates alive now, shared or not. */
   isolates: number;
+  /** Runs entered synchronously, interrupted, and started over (agent-context.ts). */
+  restarts: number;
 }
 
 /**
@@ -52,6 +59,10 @@ export interface ContextPool {
   /** Disposes the isolate if nothing is loaded in it (a context that failed to load, a run ended while loading). */
   vacate(sandbox: SandboxIsolate): void;
   stats(): ContextPoolStats;
+  /** Whether runs may be entered synchronously now (not paused by an interruption). */
+  syncEntryOpen(): boolean;
+  /** A run entered synchronously was interrupted (and starts over): none is for `syncPauseMs`. */
+  pauseSyncEntry(): void;
   /** Disposes every isolate the pool knows (shutdown, tests). */
   clear(): void;
 }
@@ -62,6 +73,7 @@ export const defaultPoolOptions: ContextPoolOptions = {
   contextsPerIsolate: 8,
   contextsPerIsolateLifetime: 256,
   busyAfterEndMs: 1000,
+  syncPauseMs: 1000,
 };
 
 /** Garbage is collected between runs; live heap past this share of the limit stops new contexts in the isolate. */
@@ -87,7 +99,8 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   const idleOrder = new Set<AgentContext>();
   const open = new KeyedLists<Tenancy>();
   const tenancies = new Map<SandboxIsolate, Tenancy>();
-  const counts = { hits: 0, misses: 0, retired: 0, evicted: 0 };
+  const counts = { hits: 0, misses: 0, retired: 0, evicted: 0, restarts: 0 };
+  let syncPausedUntil = 0;
 
   function tenancyOf(sandbox: SandboxIsolate): Tenancy | undefined {
     return tenancies.get(sandbox);
@@ -187,6 +200,8 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
 
   function discard(agent: AgentContext): void {
     forget(agent);
+    // It may have left code to run in its isolate: the host's thread never waits on that isolate.
+    agent.sandbox.restless = true;
     releaseAgentContext(agent);
     const tenancy = tenancyOf(agent.sandbox);
     if (!tenancy || agent.sandbox.contexts === 0) {
@@ -233,6 +248,11 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     discard,
     vacate,
     clear,
+    syncEntryOpen: () => Date.now() >= syncPausedUntil,
+    pauseSyncEntry: () => {
+      counts.restarts += 1;
+      syncPausedUntil = Date.now() + settings.syncPauseMs;
+    },
     stats: () => ({ ...counts, idle: idleOrder.size, isolates: tenancies.size }),
   };
 }

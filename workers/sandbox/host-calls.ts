@@ -5,7 +5,7 @@ import { FetchFailure } from './http-fetch.js';
 import { isReplaying } from './journal.js';
 import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
 import { addPart, imagePart, writeText, type OutputChange } from './output.js';
-import { emitChange, hasEnded, type Session } from './session.js';
+import { emitChange, hasEnded, report, type Session } from './session.js';
 import { callFetchClose, callFetchRead } from './streamed-fetch.js';
 import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from './trace-calls.js';
 
@@ -131,7 +131,7 @@ function emitOutput(session: Session, change: () => OutputChange): void {
 }
 
 function logLine(session: Session, line: string): void {
-  if (!isReplaying(session.journal)) session.run.onLog?.(line);
+  if (!isReplaying(session.journal)) report(session, () => session.run.onLog?.(line));
 }
 
 function imageFromPayload(p: Payload) {

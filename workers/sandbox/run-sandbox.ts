@@ -1,4 +1,4 @@
-import { loadAgentContext, runInAgentContext, type AgentContext } from './agent-context.js';
+import { canEnterSynchronously, loadAgentContext, runInAgentContext, type AgentContext } from './agent-context.js';
 import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
@@ -13,7 +13,7 @@ import { makeQueuedOutput } from './host-calls.js';
 import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 import { stopOf } from './run-stop.js';
-import { createSandboxIsolate, disposalReason, tenancyKeyOf, type SandboxIsolate } from './sandbox-isolate.js';
+import { createSandboxIsolate, disposalReason, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 import { afterIoPoll } from '../../shared/after-io-poll.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
@@ -91,18 +91,42 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   if (hasEnded(session)) return alreadyEnded;
   const key = tenancyKeyOf(session.run);
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
-  let agent = session.run.fresh ? undefined : pool.take(key);
-  if (!agent) {
-    await turnToLoad();
-    if (hasEnded(session)) return alreadyEnded;
-    held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key);
-    const loaded = await loadAgentContext(held.sandbox);
-    if (!loaded.ok) {
-      pool.vacate(held.sandbox);
-      return classifyThrown(loaded.thrown);
-    }
-    agent = loaded.agent;
+  const warm = session.run.fresh ? undefined : pool.take(key);
+  const loaded = warm ? { agent: warm } : await loadContext(pool, session, held, key);
+  if ('ending' in loaded) return loaded.ending;
+  const { agent } = loaded;
+  // A draft's runs (traced, in an isolate of their own) are always entered the usual way.
+  const result = await runInContext(pool, session, held, agent, !session.run.fresh && pool.syncEntryOpen() && canEnterSynchronously(agent));
+  if (result !== 'interrupted') return result;
+  // Still computing when the synchronous entry had to give the thread back (or overflowed its stack):
+  // nothing of it went out. It starts over in a new context (its isolate is entered synchronously no more).
+  pool.pauseSyncEntry();
+  pool.discard(agent);
+  held.agent = undefined;
+  session.output = createOutput();
+  session.journal = createJournal(session.run.journal);
+  const again = await loadContext(pool, session, held, key);
+  if ('ending' in again) return again.ending;
+  const retried = await runInContext(pool, session, held, again.agent, false);
+  if (retried === 'interrupted') throw new Error('a run entered the usual way was interrupted');
+  return retried;
+}
+
+/** A context loaded for the run (cold starts take turns), or how the run ended meanwhile. */
+async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Ending }> {
+  await turnToLoad();
+  if (hasEnded(session)) return { ending: alreadyEnded };
+  held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key);
+  const loaded = await loadAgentContext(held.sandbox);
+  if (!loaded.ok) {
+    pool.vacate(held.sandbox);
+    return { ending: classifyThrown(loaded.thrown) };
   }
+  return { agent: loaded.agent };
+}
+
+/** Runs the agent in `agent` (held from now on); its ending, or 'interrupted' (runInAgentContext). */
+async function runInContext(pool: ContextPool, session: Session, held: Held, agent: AgentContext, sync: boolean): Promise<Ending | 'interrupted'> {
   held.sandbox = agent.sandbox;
   held.agent = agent;
   // Ended while its context loaded: the ending already let go of the isolate if it was alone.
@@ -110,8 +134,8 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
     pool.discard(agent);
     return alreadyEnded;
   }
-  const result = await runInAgentContext(agent, session);
-  return endingFromResult(session, held, result);
+  const result = await runInAgentContext(agent, session, { sync });
+  return result === 'interrupted' ? result : endingFromResult(session, held, result);
 }
 
 /** Gives the context back after a clean success; otherwise lets it go (and its isolate, if alone). */

@@ -21,6 +21,14 @@ export interface SandboxIsolate {
   readonly key: TenancyKey;
   /** Contexts loaded into it and not released yet. */
   contexts: number;
+  /** Loads and runs under way in it (a run counts until its result is back). */
+  inFlight: number;
+  /**
+   * A run in it ended other than clean (its context discarded: it may have left code to run, or a
+   * sync entry was interrupted). Never entered synchronously again: the host's thread must never wait
+   * on an isolate that may be busy (agent-context.ts).
+   */
+  restless: boolean;
   /** Set when we dispose it ourselves; a disposed isolate without it hit its memory limit. */
   disposedBecause?: string;
 }
@@ -39,7 +47,7 @@ export function tenancyKeyOf(run: Pick<SandboxRun, 'code' | 'agentName' | 'memor
  * isolate is disposed" beyond it).
  */
 export function createSandboxIsolate(key: TenancyKey): SandboxIsolate {
-  return { isolate: new ivm.Isolate({ memoryLimit: key.memoryMb }), key, contexts: 0 };
+  return { isolate: new ivm.Isolate({ memoryLimit: key.memoryMb }), key, contexts: 0, inFlight: 0, restless: false };
 }
 
 export function isDisposed(sandbox: SandboxIsolate): boolean {

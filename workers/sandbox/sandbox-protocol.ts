@@ -54,5 +54,18 @@ export interface ThrownDescription {
   stack: string;
 }
 
-/** What the bootstrap closure returns: starts one run from its RunConfig JSON, resolves to its RunResult JSON. */
-export type StartRun = (token: number, config: string) => Promise<string>;
+/**
+ * What the bootstrap closure returns: starts one run from its RunConfig JSON and resolves to its
+ * RunResult JSON (called with `apply`, on a thread of isolated-vm's pool). A run entered synchronously
+ * (`applySync`, on the host's own thread: agent-context.ts) takes three calls instead: `begin` starts
+ * it; `settled`, once the isolate's microtasks have drained, tells whether it is over (its RunResult
+ * JSON, and whether it left async host calls pending) or still waiting on the host; `finish` resolves
+ * to the RunResult JSON of one still waiting.
+ */
+export type StartRun = (token: number, config: string, step?: 'begin' | 'settled' | 'finish') => Promise<string> | '' | SettledRun;
+
+/** `text`: the RunResult JSON of a run that is over, "" for one still waiting; `leftover`: async host calls it left pending. */
+export interface SettledRun {
+  text: string;
+  leftover: boolean;
+}

@@ -27,6 +27,11 @@ export interface Session {
   /** The bodies of its streamed fetches the agent may still read. */
   fetchStreams: FetchStreams;
   /**
+   * Live reports (parts, deltas, log lines) made while the run is entered synchronously, sent as the
+   * entry returns, in order; dropped with the entry when it is interrupted and the run starts over.
+   */
+  heldReports?: Array<() => void>;
+  /**
    * Ends the run; the first ending wins. The isolate is disposed at once, or after a clean success
    * given back to the pool of warm isolates.
    */
@@ -40,6 +45,19 @@ export function hasEnded(session: Session): boolean {
 /** Reports an output change live, unless the run is already over. */
 export function emitChange(session: Session, change: OutputChange): void {
   if (hasEnded(session)) return;
-  if (change.kind === 'part') session.run.onPart?.(change.part);
-  else session.run.onDelta?.(change.text);
+  if (change.kind === 'part') report(session, () => session.run.onPart?.(change.part));
+  else report(session, () => session.run.onDelta?.(change.text));
+}
+
+/** Sends a live report now, or once the synchronous entry it was made in returns (heldReports). */
+export function report(session: Session, send: () => void): void {
+  if (session.heldReports) session.heldReports.push(send);
+  else send();
+}
+
+/** Sends the reports held during a synchronous entry, in order, and reports live again. */
+export function releaseReports(session: Session): void {
+  const held = session.heldReports ?? [];
+  session.heldReports = undefined;
+  for (const send of held) send();
 }

@@ -40,9 +40,12 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
   installConsole(currentRun);
   lockDown();
 
-  return async function startRun(token, configText) {
+  // The run entered synchronously last (StartRun `begin`), and its result once it has one.
+  let begun: { token: number; run: Run | undefined; ending: Promise<string>; text: string } | undefined;
+  const startRun = async (token: number, configText: string, made?: (run: Run) => void): Promise<string> => {
     const config = parseJson(configText) as RunConfig;
     const run: Run = { host, token, pending: 0, trace: config.trace === true, outbox: [], outboxSize: 0 };
+    made?.(run);
     current = run;
     seedRandom(config.randomSeed);
     // RegExp.$1 and friends are context-wide; clear what the previous run matched.
@@ -58,6 +61,22 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
     // counts those calls itself (agent-context.ts). The output still queued comes with the result.
     const outbox = takeOutbox(run);
     return toJson(ending.kind === 'returned' ? { ...ending, reusable: run.pending === 0, outbox } : { ...ending, outbox });
+  };
+  return function enter(token, configText, how) {
+    if (how === 'settled' || how === 'finish') {
+      const mine = begun !== undefined && begun.token === token ? begun : undefined;
+      if (how === 'settled') return { text: mine === undefined ? '' : mine.text, leftover: mine?.run !== undefined && mine.run.pending > 0 };
+      return mine === undefined ? Promise.resolve('') : mine.ending;
+    }
+    // One call site for both ways in, so an error's stack reads the same either way.
+    let run: Run | undefined;
+    const ending = startRun(token, configText, (made) => (run = made));
+    if (how === undefined) return ending;
+    // startRun made its run before its first await (unless its config did not parse: it rejects then).
+    const mine = { token, run, ending, text: '' };
+    begun = mine;
+    void ending.then((text) => void (mine.text = text));
+    return '';
   };
 }
 
