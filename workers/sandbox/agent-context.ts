@@ -105,16 +105,16 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
  * made meanwhile; a call still unanswered then makes the context not reusable, like one the isolate
  * itself counted.
  *
- * A run in an isolate with nothing else under way is entered synchronously, on this thread
- * (`applySync`): a run that needs nothing but sync sys calls (most short runs) is over when the entry
- * returns, with no hand-off to isolated-vm's threads and back (each costs both threads a wake-up).
- * What it reports live waits for the entry to return (session.heldReports). The run is 'interrupted',
- * nothing it reported sent, and the caller starts it over in a context of its own entered the usual
- * way, when it is still computing after `syncEntryMs`, or when it ends on a stack overflow: this
- * thread's stack is smaller than the pool's, and the run must not fail here where it would not
- * there. An overflow the agent catches itself is the one difference left: it comes after ~14,000
- * frames here instead of ~116,000. A run still waiting on the host when the entry returns goes on as
- * any other.
+ * A run in a warm context whose isolate has nothing else under way (canEnterSynchronously) is
+ * entered synchronously, on this thread (`applySync`): a run that needs nothing but sync sys calls
+ * (most short runs) is over when the entry returns, with no hand-off to isolated-vm's threads and
+ * back (each costs both threads a wake-up). What it reports live waits for the entry to return
+ * (session.heldReports). The run is 'interrupted', nothing it reported sent, and the caller starts it
+ * over in a context of its own entered the usual way, when it is still computing after `syncEntryMs`,
+ * or when it ends on a stack overflow: this thread's stack is smaller than the pool's, and the run
+ * must not fail here where it would not there. An overflow the agent catches itself is the one
+ * difference left: it comes after ~14,000 frames here instead of ~116,000. A run still waiting on
+ * the host when the entry returns goes on as any other.
  */
 export async function runInAgentContext(agent: AgentContext, session: Session, { sync }: { sync: boolean }): Promise<RunResult | 'interrupted'> {
   agent.runs += 1;
