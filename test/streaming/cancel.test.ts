@@ -18,6 +18,7 @@ describe('cancelling a call', () => {
   const sleeper = uniqueAgentName('sleeper');
   const fetcher = uniqueAgentName('fetcher');
   const hello = uniqueAgentName('hello');
+  const spinner = uniqueAgentName('spinner');
 
   before(async () => {
     // A server that never answers: a fetch to it stays pending until the run ends.
@@ -33,6 +34,7 @@ describe('cancelling a call', () => {
     await publishAgent(db, sleeper, `export default async (sys) => { sys.vars.n = 99; sys.say('sleeping'); await sys.sleep(60000); }`);
     await publishAgent(db, fetcher, `export default async (sys) => { sys.vars.n = 99; sys.say('fetching'); await sys.fetch(sys.inputs.url); }`);
     await publishAgent(db, hello, `export default async (sys) => sys.say('hello')`);
+    await publishAgent(db, spinner, `export default async (sys) => { sys.say('spinning'); if (sys.inputs.spin) for (;;) {} }`);
   });
   after(async () => {
     await stack.close();
@@ -68,6 +70,21 @@ describe('cancelling a call', () => {
       assert.deepEqual([next.body.resultCode, next.body.output], ['success', [{ type: 'text', text: 'n=2' }]]);
     });
   }
+
+  it('shows a new conversation\'s first part while its run computes, on the version the worker ran before, and stops it', async () => {
+    // The second call starts on the version the worker read for the first, without reading it again:
+    // its parts are held back until that version is confirmed, which must not wait for the run's end.
+    const first = await execAgent(stack.url, key, { agentName: spinner });
+    assert.deepEqual(first.body.output, [{ type: 'text', text: 'spinning' }]);
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: spinner, inputs: { spin: true }, stream: true }, { key });
+    const part = await stream.next((e) => e.event === 'part');
+    assert.equal(part.data.text, 'spinning');
+    const { convid } = stream.events.find((e) => e.event === 'start')!.data as { convid: string };
+    const cancel = await post(stack.url, '/api/exec/cancel', { convid }, { key });
+    assert.deepEqual(cancel.body, { cancelled: true });
+    const end = await stream.next((e) => e.event === 'end');
+    assert.equal(end.data.resultCode, 'stopped');
+  });
 
   it('stops a non-streamed call by its X-Request-Id; the answer carries the parts made before the stop', async () => {
     const requestId = `req-${Date.now()}`;

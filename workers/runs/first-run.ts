@@ -33,10 +33,17 @@ export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObje
 }
 
 /**
+ * A run on a guessed version still going this long after its first part reads the latest version, so
+ * a streamed call shows its parts while it runs; a short run's parts wait for its commit instead.
+ */
+const showPartsAfterMs = 5;
+
+/**
  * Runs version `guess` as a speculation (speculation.ts): it reaches nothing outside the sandbox until
- * the guess is confirmed. An async sys call asks for that (the latest version is read then); a run that
- * makes none is confirmed by its commit, fenced on the guess. 'wrong' when the guess was (the run was
- * stopped or its commit kept nothing; nothing of it was sent).
+ * the guess is confirmed. An async sys call asks for that (the latest version is read then), and so
+ * does a part still held back after showPartsAfterMs; a run that does neither is confirmed by its
+ * commit, fenced on the guess. 'wrong' when the guess was (the run was stopped or its commit kept
+ * nothing; nothing of it was sent).
  */
 async function runOnGuess(
   deps: RunDeps,
@@ -46,11 +53,12 @@ async function runOnGuess(
   signal: AbortSignal,
   { guess, startedAt }: { guess: number; startedAt: Date },
 ): Promise<RunResult | 'wrong'> {
-  const guessed = speculateLazily(sink, signal, async () => (await deps.agents.latestVersion(deps.db, data.agentName)) === guess);
+  const guessed = speculateLazily(sink, signal, async () => (await deps.agents.latestVersion(deps.db, data.agentName)) === guess, showPartsAfterMs);
   try {
     const start = await freshStart(deps, deps.db, data, undefined, inputs, guess);
     if (!start) return 'wrong';
     const ran = await runAgent(deps, data, start, guessed.sink, guessed.signal, guessed.hold);
+    guessed.stopAsking();
     if (guessed.asked()) {
       await guessed.decided;
       if (guessed.wrong()) return 'wrong';

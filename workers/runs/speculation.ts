@@ -21,7 +21,7 @@ export interface Speculation {
   end(): void;
 }
 
-export function speculate(sink: RunEventSink, signal: AbortSignal, confirmed: Promise<boolean>): Speculation {
+export function speculate(sink: RunEventSink, signal: AbortSignal, confirmed: Promise<boolean>, onHeldBack?: () => void): Speculation {
   const stop = new AbortController();
   const onStop = () => stop.abort(signal.reason);
   signal.addEventListener('abort', onStop, { once: true });
@@ -33,7 +33,7 @@ export function speculate(sink: RunEventSink, signal: AbortSignal, confirmed: Pr
     () => void ((wrong = true), stop.abort()),
   );
   return {
-    sink: heldBack(sink, hold, () => wrong),
+    sink: heldBack(sink, hold, () => wrong, onHeldBack),
     signal: stop.signal,
     hold,
     wrong: () => wrong,
@@ -43,8 +43,10 @@ export function speculate(sink: RunEventSink, signal: AbortSignal, confirmed: Pr
 
 /**
  * A speculation confirmed only if it must be: `confirm` is called when the run first waits on `hold`
- * (an async sys call, about to reach outside the sandbox). A run that never does is settled by its
- * caller instead (`settle`), e.g. by a commit fenced on the guess, which spares the confirming read.
+ * (an async sys call, about to reach outside the sandbox), or `showAfterMs` after it first sent its
+ * sink something to show live (a part, held back until then), if it has not ended by then. A run that
+ * ends sooner is settled by its caller instead (`settle`), e.g. by a commit fenced on the guess, which
+ * spares the confirming read; its parts go out then.
  */
 export interface LazySpeculation extends Omit<Speculation, 'hold'> {
   /** As Speculation's, and awaiting it asks for the confirmation. */
@@ -53,20 +55,30 @@ export interface LazySpeculation extends Omit<Speculation, 'hold'> {
   decided: Promise<void>;
   /** Whether the run asked for the confirmation (then `decided` follows it). */
   asked(): boolean;
+  /** From now on nothing asks for the confirmation: the caller settles the guess (its commit fenced on it is under way). */
+  stopAsking(): void;
   /** Settles the guess (no effect once settled). */
   settle(right: boolean): void;
 }
 
-export function speculateLazily(sink: RunEventSink, signal: AbortSignal, confirm: () => Promise<boolean>): LazySpeculation {
-  let settle!: (right: boolean) => void;
-  const speculation = speculate(sink, signal, new Promise<boolean>((resolve) => (settle = resolve)));
-  const decided = speculation.hold;
+export function speculateLazily(sink: RunEventSink, signal: AbortSignal, confirm: () => Promise<boolean>, showAfterMs: number): LazySpeculation {
+  let decide!: (right: boolean) => void;
   let asked = false;
+  let silent = false;
+  let showing: NodeJS.Timeout | undefined;
   const ask = () => {
-    if (asked) return;
+    clearTimeout(showing);
+    if (asked || silent) return;
     asked = true;
-    confirm().then(settle, () => settle(false));
+    confirm().then(decide, () => decide(false));
   };
+  const settle = (right: boolean) => {
+    clearTimeout(showing);
+    decide(right);
+  };
+  const onHeldBack = () => void (showing ??= setTimeout(ask, showAfterMs));
+  const speculation = speculate(sink, signal, new Promise<boolean>((resolve) => (decide = resolve)), onHeldBack);
+  const decided = speculation.hold;
   return {
     ...speculation,
     hold: {
@@ -77,12 +89,19 @@ export function speculateLazily(sink: RunEventSink, signal: AbortSignal, confirm
     },
     decided,
     asked: () => asked,
+    stopAsking: () => {
+      clearTimeout(showing);
+      silent = true;
+    },
     settle,
   };
 }
 
-/** `sink`, with what comes before `hold` settles sent once it has (in order), and nothing once `dropped()`. */
-function heldBack(sink: RunEventSink, hold: Promise<void>, dropped: () => boolean): RunEventSink {
+/**
+ * `sink`, with what comes before `hold` settles sent once it has (in order), and nothing once
+ * `dropped()`; `onHeldBack` is told of each event held back.
+ */
+function heldBack(sink: RunEventSink, hold: Promise<void>, dropped: () => boolean, onHeldBack?: () => void): RunEventSink {
   let waiting: Array<() => void> | undefined = [];
   void hold.then(() => {
     const queued = waiting ?? [];
@@ -90,8 +109,10 @@ function heldBack(sink: RunEventSink, hold: Promise<void>, dropped: () => boolea
     if (!dropped()) for (const send of queued) send();
   });
   const send = (event: () => void) => {
-    if (waiting) waiting.push(event);
-    else if (!dropped()) event();
+    if (waiting) {
+      waiting.push(event);
+      onHeldBack?.();
+    } else if (!dropped()) event();
   };
   return {
     part: (part) => send(() => sink.part(part)),
