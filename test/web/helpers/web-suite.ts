@@ -24,9 +24,19 @@ export async function startWebSuiteWithMail(overrides: Record<string, string> = 
   return withBrowser(await startStackWithMail({ DEFAULT_AGENT: agentName, ...overrides }), agentName);
 }
 
+/**
+ * Closes the stack when the suite cannot start (no Chromium, say): the stack's worker shares this test
+ * run's queue prefix, and one left running would take the jobs of later suites under its own settings.
+ */
 async function withBrowser<S extends Stack>(stack: S, agentName: string): Promise<WebSuite<S>> {
-  await publishAgent(stack.runtime.db, agentName, webTestAgentSource);
-  const browser = await launchChromium();
+  let browser: Browser;
+  try {
+    await publishAgent(stack.runtime.db, agentName, webTestAgentSource);
+    browser = await launchChromium();
+  } catch (err) {
+    await stack.close();
+    throw err;
+  }
   return {
     stack,
     browser,
