@@ -59,11 +59,13 @@ async function runOnGuess(
     if (!start) return 'wrong';
     const ran = await runAgent(deps, data, start, guessed.sink, guessed.signal, guessed.hold);
     guessed.stopAsking();
-    if (guessed.asked()) {
+    // Confirmed by the read it asked for, or else by its commit, fenced on the guess.
+    const readAsked = guessed.asked();
+    if (readAsked) {
       await guessed.decided;
       if (guessed.wrong()) return 'wrong';
     }
-    const fence = guessed.asked() ? undefined : { agentName: data.agentName, version: guess };
+    const fence = readAsked ? undefined : { agentName: data.agentName, version: guess };
     const committed = await commitRan(deps, data, start, ran, startedAt, fence);
     guessed.settle(committed !== 'stale');
     // Its held parts go out before its end does.

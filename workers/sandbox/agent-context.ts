@@ -132,11 +132,12 @@ export async function runInAgentContext(agent: AgentContext, session: Session, {
     trace: run.onTrace !== undefined,
     secrets: run.secrets ?? {},
   };
+  const configText = JSON.stringify(config);
   agent.sandbox.inFlight += 1;
   try {
     const entered = sync
-      ? await enterSynchronously(agent, session, token, JSON.stringify(config))
-      : { text: String(await agent.start.apply(undefined, [token, JSON.stringify(config)], { result: { promise: true, copy: true } })), leftover: false };
+      ? await enterSynchronously(agent, session, token, configText)
+      : { text: String(await agent.start.apply(undefined, [token, configText], { result: { promise: true, copy: true } })), leftover: false };
     if (entered === 'interrupted') return entered;
     const result = JSON.parse(entered.text) as RunResult;
     if (result.kind === 'returned' && (agent.binding.pendingCalls > 0 || entered.leftover)) result.reusable = false;
