@@ -13,8 +13,21 @@ export default async function (sys) {
   if (mode === 'fail') sys.fail('failing');
   if (mode === 'throw') null.x;
   if (mode === 'loop') while (true) {}
-  if (mode === 'sleep') await sys.sleep(60_000);
+  if (mode === 'sleep') {
+    // Off the worker's own thread first (a warm run is entered on it), so the host has the long
+    // sleep within a turn of its event loop after the log line.
+    await sys.sleep(1);
+    console.log('sleeping');
+    await sys.sleep(60_000);
+  }
   if (mode === 'vars') sys.vars.f = () => 1;
+  if (mode === 'catch') {
+    try {
+      await sys.sleep(60_000);
+    } catch {
+      sys.say('caught');
+    }
+  }
   sys.say('ok');
 }`;
 
@@ -108,38 +121,55 @@ describe('sandbox warm isolates', () => {
     }
   });
 
-  for (const [mode, resultCode] of [
-    ['ask', 'ask'],
-    ['fail', 'failCommand'],
-    ['throw', 'errorInAgent'],
-    ['vars', 'errorInAgent'],
-    ['loop', 'timedOut'],
-    ['sleep', 'timedOut'],
+  for (const [mode, resultCode, saidBeforeEnd] of [
+    ['ask', 'ask', []],
+    ['fail', 'failCommand', []],
+    ['throw', 'errorInAgent', []],
+    ['vars', 'errorInAgent', ['ok']],
+    ['sleep', 'timedOut', []],
+    ['catch', 'timedOut', []],
   ] as const) {
-    it(`does not reuse the isolate of a run that ended ${resultCode} (${mode})`, async () => {
+    it(`gives the context of a run that ended ${resultCode} (${mode}) back once its code has unwound; nothing of it reaches the next run`, async () => {
       const code = await compile(modalAgent);
       await run(code, { inputs: { mode: 'ok' } });
-      assert.equal(pool.stats().idle, 1);
-      const outcome = await run(code, { inputs: { mode }, maxRuntimeMs: 300 });
+      const live: string[] = [];
+      const outcome = await run(code, { inputs: { mode }, maxRuntimeMs: 300, onPart: (part) => live.push(part.type === 'text' ? part.text : part.type) });
       assert.equal(outcome.resultCode, resultCode);
-      assert.equal(pool.stats().hits, 1, 'it ran in the warm isolate');
-      assert.equal(pool.stats().idle, 0, 'and that isolate is gone');
-      assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok']);
-      assert.equal(pool.stats().misses, 2);
+      assert.equal(pool.stats().hits, 1, 'it ran in the warm context');
+      await waitFor(() => pool.stats().idle === 1, 'the context to come back');
+      const next = await run(code, { inputs: { mode: 'ok' }, onPart: (part) => live.push(part.type === 'text' ? part.text : part.type) });
+      assert.deepEqual(texts(next), ['ok']);
+      assert.deepEqual(live, [...saidBeforeEnd, 'ok'], 'the ended run said nothing after its end, even where its code went on');
+      assert.deepEqual(pool.stats(), { hits: 2, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
     });
   }
 
-  it('does not reuse the isolate of a stopped run', async () => {
+  it('does not give back the context of a run still computing at its end: no run waits on that isolate, which is disposed', async () => {
+    pool = createContextPool({ busyAfterEndMs: 200 });
+    const code = await compile(modalAgent);
+    await run(code, { inputs: { mode: 'ok' } });
+    assert.equal((await run(code, { inputs: { mode: 'loop' }, maxRuntimeMs: 100 })).resultCode, 'timedOut');
+    assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok'], 'the next run started in another isolate');
+    assert.equal(pool.stats().misses, 2);
+    await waitFor(() => pool.stats().isolates === 1, 'the busy isolate to be disposed');
+    assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok']);
+    assert.equal(pool.stats().hits, 2);
+  });
+
+  it('gives back the context of a run stopped while it waits', async () => {
     const code = await compile(modalAgent);
     await run(code, { inputs: { mode: 'ok' } });
     const controller = new AbortController();
-    let started = false;
-    const stopped = run(code, { inputs: { mode: 'sleep' }, signal: controller.signal, onPart: () => (started = true) });
-    await waitFor(() => pool.stats().hits === 1, 'the run to take the warm isolate');
+    let said = false;
+    let sleeping = false;
+    const stopped = run(code, { inputs: { mode: 'sleep' }, signal: controller.signal, onPart: () => (said = true), onLog: () => (sleeping = true) });
+    await waitFor(() => sleeping, 'the run to sleep in the warm context');
     controller.abort();
     assert.equal((await stopped).resultCode, 'stopped');
-    assert.equal(started, false);
-    assert.equal(pool.stats().idle, 0);
+    await waitFor(() => pool.stats().idle === 1, 'the context to come back');
+    assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok']);
+    assert.equal(said, false);
+    assert.deepEqual(pool.stats(), { hits: 2, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('does not take an isolate from the pool for a run stopped before its start', async () => {
@@ -236,7 +266,7 @@ describe('sandbox warm isolates', () => {
     assert.ok(recorded >= before && recorded <= Date.now());
     await waitFor(() => Date.now() > recorded + 5, 'the clock to move');
 
-    await run(code, { inputs: { warmUp: true } });
+    await waitFor(() => pool.stats().idle === 1, "the asking run's context to come back");
     const answers: Answers = { n: 'Ada' };
     const resumed = varsOf(await run(code, { journal: [now!, { ...(ask as Extract<JournalEntry, { op: 'ask' }>), answers }] }));
     assert.equal(pool.stats().hits, 2, 'the resumed run ran warm');
@@ -251,7 +281,7 @@ describe('sandbox warm isolates', () => {
     const fresh = errorOf(await run(code, { inputs: { fail: true } }));
     await run(code);
     const warm = errorOf(await run(code, { inputs: { fail: true } }));
-    assert.equal(pool.stats().hits, 1);
+    assert.equal(pool.stats().hits, 2, 'the context of the run that threw came back too');
     assert.equal(typeof fresh.line, 'number');
     assert.deepEqual(warm, fresh);
   });

@@ -31,8 +31,8 @@ export interface AgentContext {
 interface HostBinding {
   token: number;
   session: Session | undefined;
-  /** Async host calls (sleep, fetch, ask) not answered yet. */
-  pendingCalls: number;
+  /** How to answer each async host call (sleep, fetch, ask) not answered yet: the first answer counts. */
+  waiting: Set<(reply: string) => void>;
 }
 
 export type LoadResult = { ok: true; agent: AgentContext } | { ok: false; thrown: ThrownDescription };
@@ -65,7 +65,7 @@ async function loadInto(sandbox: SandboxIsolate): Promise<LoadResult> {
       releaseHandles(sandbox, context);
       return { ok: false, thrown: describeCopiedError(err) };
     }
-    const binding: HostBinding = { token: 0, session: undefined, pendingCalls: 0 };
+    const binding: HostBinding = { token: 0, session: undefined, waiting: new Set() };
     const host = hostReferences(binding);
     const start = (await context.evalClosure(bootstrapSource, [...host, agentModule.derefInto()], {
       filename: bootstrapFileName,
@@ -88,21 +88,34 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
     const session = boundSession(binding, token);
     if (!session) return haltReply();
     // The bootstrap stops at the same limit; this holds even if it did not.
-    if (binding.pendingCalls >= maxPendingCalls) return endForTooManyPendingCalls(session);
-    binding.pendingCalls += 1;
-    try {
-      return await handleAsyncCall(session, op, payload, outbox);
-    } finally {
-      binding.pendingCalls -= 1;
-    }
+    if (binding.waiting.size >= maxPendingCalls) return endForTooManyPendingCalls(session);
+    return new Promise<string>((resolve) => {
+      const answer = (reply: string) => {
+        if (binding.waiting.delete(answer)) resolve(reply);
+      };
+      binding.waiting.add(answer);
+      void handleAsyncCall(session, op, payload, outbox).then(answer);
+    });
   });
   return [hostSync, hostAsync];
 }
 
 /**
- * Runs the agent once for `session`. The session is bound until the result comes back. isolated-vm
- * delivers it once the isolate's microtasks have drained, after any host call the run's leftover code
- * made meanwhile; a call still unanswered then makes the context not reusable, like one the isolate
+ * Answers the async host calls the context's run still waits on with the run's end (a sleep whose
+ * timer was cleared, an ask that paused the run, a fetch whose connection closed): its code unwinds
+ * (the agent sees an error it may catch, and every later call ends the same way) instead of waiting
+ * forever, and the context can be given back once it has (context-pool.ts `giveAfterUnwind`).
+ */
+export function answerWaitingCallsWithEnd(agent: AgentContext): void {
+  const halt = haltReply();
+  for (const answer of agent.binding.waiting) answer(halt);
+}
+
+/**
+ * Runs the agent once for `session`. The session is bound until the result comes back, also after
+ * the run has ended (its calls are answered with the end meanwhile). isolated-vm delivers the result
+ * once the isolate's microtasks have drained, after any host call the run's leftover code made
+ * meanwhile; a call still unanswered then makes the context not reusable, like one the isolate
  * itself counted.
  *
  * A run in a warm context whose isolate has nothing else under way (canEnterSynchronously) is
@@ -140,7 +153,7 @@ export async function runInAgentContext(agent: AgentContext, session: Session, {
       : { text: String(await agent.start.apply(undefined, [token, configText], { result: { promise: true, copy: true } })), leftover: false };
     if (entered === 'interrupted') return entered;
     const result = JSON.parse(entered.text) as RunResult;
-    if (result.kind === 'returned' && (agent.binding.pendingCalls > 0 || entered.leftover)) result.reusable = false;
+    if (agent.binding.waiting.size > 0 || entered.leftover) result.reusable = false;
     return result;
   } finally {
     agent.sandbox.inFlight -= 1;

@@ -42,10 +42,10 @@ export interface ContextPoolStats {
 /**
  * Where runs get their sandbox. Runs of one agent for one caller share an isolate, up to
  * `contextsPerIsolate` at once, each in a context of its own; runs of two callers never share one.
- * A context serves one run at a time and goes back to the pool only after a clean success
- * (run-sandbox.ts); any other ending releases it, and disposes its isolate when nothing else runs
- * there. A shared isolate that stays busy after a run ended unclean (a loop the run left behind) is
- * disposed after `busyAfterEndMs`, ending the caller's other runs in it.
+ * A context serves one run at a time and goes back to the pool once its run's code is over with
+ * nothing left pending, however the run ended (run-sandbox.ts); otherwise it is released, and its
+ * isolate disposed when nothing else runs there. A shared isolate that stays busy after a run ended
+ * (a loop the run left behind) is disposed after `busyAfterEndMs`, ending the caller's other runs in it.
  */
 export interface ContextPool {
   /** A warm context loaded for this key, or undefined (load one into `isolateFor`). */
@@ -56,6 +56,13 @@ export interface ContextPool {
   give(agent: AgentContext): void;
   /** Lets go of a context whose run ended any other way. */
   discard(agent: AgentContext): void;
+  /**
+   * The run in `agent` ended while its code was still under way (waiting on the host, or computing):
+   * call the function returned with whether it then unwound clean (RunResult `reusable`) to give the
+   * context back or let it go. Not called within `busyAfterEndMs`, the context is let go; an isolate
+   * that stays busy that long is disposed, as for `discard`.
+   */
+  giveAfterUnwind(agent: AgentContext): (reusable: boolean) => void;
   /** Disposes the isolate if nothing is loaded in it (a context that failed to load, a run ended while loading). */
   vacate(sandbox: SandboxIsolate): void;
   stats(): ContextPoolStats;
@@ -90,6 +97,11 @@ interface Tenancy {
   sealed: boolean;
   /** A busy check is under way. */
   watching: boolean;
+  /**
+   * Runs ended while their code was under way and not unwound yet (giveAfterUnwind). Meanwhile no run
+   * is started in the isolate: it may be busy with what one of them left running.
+   */
+  unwinding: number;
 }
 
 export function createContextPool(options: Partial<ContextPoolOptions> = {}): ContextPool {
@@ -132,8 +144,12 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     open.remove(tenancy.sandbox.key, tenancy);
   }
 
+  function isUnwinding(sandbox: SandboxIsolate): boolean {
+    return (tenancyOf(sandbox)?.unwinding ?? 0) > 0;
+  }
+
   function take(key: TenancyKey): AgentContext | undefined {
-    for (let agent = idle.last(key); agent; agent = idle.last(key)) {
+    for (let agent = lastReady(key); agent; agent = lastReady(key)) {
       forget(agent);
       if (isDisposed(agent.sandbox)) {
         release(agent);
@@ -146,13 +162,20 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     return undefined;
   }
 
+  /** The most recently used idle context for the key whose isolate has no run unwinding. */
+  function lastReady(key: TenancyKey): AgentContext | undefined {
+    const list = idle.get(key) ?? [];
+    for (let i = list.length - 1; i >= 0; i--) if (!isUnwinding(list[i]!.sandbox)) return list[i];
+    return undefined;
+  }
+
   function isolateFor(key: TenancyKey): SandboxIsolate {
     for (const tenancy of open.get(key) ?? []) {
-      if (isDisposed(tenancy.sandbox)) continue;
+      if (isDisposed(tenancy.sandbox) || tenancy.unwinding > 0) continue;
       if (tenancy.sandbox.contexts < settings.contextsPerIsolate) return load(tenancy);
     }
     const sandbox = createSandboxIsolate(key);
-    const tenancy: Tenancy = { sandbox, loaded: 0, sealed: false, watching: false };
+    const tenancy: Tenancy = { sandbox, loaded: 0, sealed: false, watching: false, unwinding: 0 };
     tenancies.set(sandbox, tenancy);
     open.add(key, tenancy);
     return load(tenancy);
@@ -211,6 +234,25 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     watchBusy(tenancy);
   }
 
+  function giveAfterUnwind(agent: AgentContext): (reusable: boolean) => void {
+    const tenancy = tenancyOf(agent.sandbox);
+    if (tenancy) {
+      tenancy.unwinding += 1;
+      watchBusy(tenancy);
+    }
+    let pending = true;
+    const settle = (reusable: boolean) => {
+      if (!pending) return;
+      pending = false;
+      clearTimeout(timer);
+      if (tenancy) tenancy.unwinding -= 1;
+      if (reusable) give(agent);
+      else discard(agent);
+    };
+    const timer = setTimeout(() => settle(false), settings.busyAfterEndMs);
+    return settle;
+  }
+
   /**
    * A run that ended unclean may have left code running in the isolate its caller's other runs
    * share: if the isolate does not take a trivial task within `busyAfterEndMs`, it is disposed.
@@ -246,6 +288,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     isolateFor,
     give,
     discard,
+    giveAfterUnwind,
     vacate,
     clear,
     syncEntryOpen: () => Date.now() >= syncPausedUntil,
@@ -266,10 +309,6 @@ class KeyedLists<T> {
 
   get(key: TenancyKey): T[] | undefined {
     return this.byCode.get(key.code)?.get(innerKey(key));
-  }
-
-  last(key: TenancyKey): T | undefined {
-    return this.get(key)?.at(-1);
   }
 
   add(key: TenancyKey, item: T): void {

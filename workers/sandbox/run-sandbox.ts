@@ -1,4 +1,4 @@
-import { canEnterSynchronously, loadAgentContext, runInAgentContext, type AgentContext } from './agent-context.js';
+import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, runInAgentContext, type AgentContext } from './agent-context.js';
 import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
@@ -22,6 +22,10 @@ interface Held {
   agent?: AgentContext;
   /** The isolate said the run left nothing behind (RunResult `reusable`). */
   reusable?: boolean;
+  /** The run's code is under way in `agent`: its result is not back yet. */
+  running?: boolean;
+  /** The run ended while its code was under way: called with `reusable` once the result is back. */
+  unwound?: (reusable: boolean) => void;
 }
 
 /** Used when the caller passes no pool: one per process, like the isolated-vm thread pool it feeds. */
@@ -32,9 +36,11 @@ const processPool = createContextPool();
  * way a run can end is an outcome. The run ends at the first of: the agent returns or throws,
  * sys.fail, a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal`
  * (stopped, or mustLogin when the caller's session ended). The run's context comes warm from `pool`
- * when an earlier run of the same agent for the same caller left it clean; it goes back only after a
- * clean success and is released on every other ending, its isolate disposed unless other runs of the
- * caller still use it (context-pool.ts stops those too if the ended run left it busy).
+ * when an earlier run of the same agent for the same caller left it clean. It goes back once the
+ * run's code is over with nothing of it left pending, however the run ended: a run ended while it
+ * waits (an ask, a stop, the deadline) has the calls it waits on answered with its end and unwinds
+ * first. Otherwise the context is released, its isolate disposed unless other runs of the caller
+ * still use it (context-pool.ts stops those too if the ended run left it busy).
  */
 export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Promise<SandboxOutcome> {
   const held: Held = {};
@@ -57,7 +63,7 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
         session.ended = true;
         clearTimeout(timer);
         run.signal?.removeEventListener('abort', onStop);
-        releaseSandbox(pool, session, held, ending);
+        releaseSandbox(pool, session, held);
         for (const sleeping of session.timers) clearTimeout(sleeping);
         closeFetchSlots(session.fetchSlots);
         resolve({ ...limitError(ending), output: session.output.parts } as SandboxOutcome);
@@ -129,24 +135,50 @@ async function loadContext(pool: ContextPool, session: Session, held: Held, key:
 async function runInContext(pool: ContextPool, session: Session, held: Held, agent: AgentContext, sync: boolean): Promise<Ending | 'interrupted'> {
   held.sandbox = agent.sandbox;
   held.agent = agent;
-  // Ended while its context loaded: the ending already let go of the isolate if it was alone.
+  // Ended while its context loaded: no code of the run went in, and the context is as it was loaded.
   if (hasEnded(session)) {
-    pool.discard(agent);
+    if (session.run.fresh) pool.discard(agent);
+    else pool.give(agent);
     return alreadyEnded;
   }
-  const result = await runInAgentContext(agent, session, { sync });
-  return result === 'interrupted' ? result : endingFromResult(session, held, result);
+  held.running = true;
+  let result: RunResult | 'interrupted';
+  try {
+    result = await runInAgentContext(agent, session, { sync });
+  } catch (err) {
+    held.running = false;
+    held.unwound?.(false);
+    throw err;
+  }
+  held.running = false;
+  if (result === 'interrupted') return result;
+  held.unwound?.(result.reusable);
+  return endingFromResult(session, held, result);
 }
 
-/** Gives the context back after a clean success; otherwise lets it go (and its isolate, if alone). */
-function releaseSandbox(pool: ContextPool, session: Session, held: Held, ending: Ending): void {
-  if (held.agent) {
-    if (ending.resultCode === 'success' && held.reusable && !session.run.fresh) pool.give(held.agent);
-    else pool.discard(held.agent);
-  } else if (held.sandbox) pool.vacate(held.sandbox);
+/**
+ * Gives the context back when the run's code is over and left nothing pending, whatever the ending;
+ * waits for that when the run ended while its code was under way; otherwise lets it go (and its
+ * isolate, if alone). A draft's context never goes back.
+ */
+function releaseSandbox(pool: ContextPool, session: Session, held: Held): void {
+  const { agent } = held;
+  if (!agent) {
+    if (held.sandbox) pool.vacate(held.sandbox);
+  } else if (session.run.fresh) {
+    pool.discard(agent);
+  } else if (held.running) {
+    held.unwound = pool.giveAfterUnwind(agent);
+    answerWaitingCallsWithEnd(agent);
+  } else if (held.reusable) {
+    pool.give(agent);
+  } else {
+    pool.discard(agent);
+  }
 }
 
 function endingFromResult(session: Session, held: Held, result: RunResult): Ending {
+  held.reusable = result.reusable;
   try {
     makeQueuedOutput(session, result.outbox);
   } catch (err) {
@@ -157,7 +189,6 @@ function endingFromResult(session: Session, held: Held, result: RunResult): Endi
   try {
     assertReplayFinished(session.journal);
     const variables = readVariables(result.vars, result.conv);
-    held.reusable = result.reusable;
     return { resultCode: 'success', ...variables };
   } catch (err) {
     if (err instanceof AgentFault) return failure('errorInAgent', err.message);

@@ -31,12 +31,11 @@ export interface RunConfig {
 
 /**
  * How a run ended inside the isolate (the JSON `start` resolves to). `reusable`: nothing of the run
- * is left pending, so no code of it can run again once the isolate has answered.
+ * is left pending, so no code of it can run again once the isolate has answered; however it ended,
+ * its context is then as clean as before it.
  */
-export type RunResult = (
-  | { kind: 'returned'; vars: string; conv: string; reusable: boolean }
-  | { kind: 'threw'; thrown: ThrownDescription }
-) & {
+export type RunResult = ({ kind: 'returned'; vars: string; conv: string } | { kind: 'threw'; thrown: ThrownDescription }) & {
+  reusable: boolean;
   /** Output the run queued and no host call carried (JSON, "" when none): made before the result is read. */
   outbox: string;
 };

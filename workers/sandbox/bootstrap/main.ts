@@ -55,12 +55,12 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
       ending = await runAgent(loadAgentModule, makeSys(run, config));
     } catch (err) {
       const thrown = describeThrown(err);
-      return toJson({ kind: 'threw', thrown, outbox: takeOutbox(run) });
+      return toJson({ kind: 'threw', thrown, reusable: run.pending === 0, outbox: takeOutbox(run) });
     }
     // Code the run left queued may still call the host before the host has this result; the host
     // counts those calls itself (agent-context.ts). The output still queued comes with the result.
     const outbox = takeOutbox(run);
-    return toJson(ending.kind === 'returned' ? { ...ending, reusable: run.pending === 0, outbox } : { ...ending, outbox });
+    return toJson({ ...ending, reusable: run.pending === 0, outbox });
   };
   return function enter(token, configText, how) {
     if (how === 'settled' || how === 'finish') {
