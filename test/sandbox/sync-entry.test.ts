@@ -81,6 +81,21 @@ describe('sandbox runs entered on the host thread', () => {
     assert.deepEqual(texts(outcome), ['first']);
     assert.equal(pool.stats().restarts, 0);
   });
+
+  it('enters a warm run on the host thread again after a run that waited on the host there and ended clean', async () => {
+    const code = await compile(`export default async function (sys) {
+      if (sys.inputs.wait) await sys.sleep(5);
+      let sum = 0;
+      for (let i = 0; i < sys.inputs.n; i++) sum += i % 7;
+      sys.say('sum ' + sum);
+    }`);
+    assert.deepEqual(texts(await run(code, { inputs: { n: 3 } }).done), ['sum 3']);
+    assert.deepEqual(texts(await run(code, { inputs: { n: 3, wait: true } }).done), ['sum 3']);
+    // Only a run entered on the host thread is interrupted and started over.
+    const busy = await run(code, { inputs: { n: 100_000_000 } }).done;
+    assert.deepEqual(texts(busy), [`sum ${sumOfRemainders(100_000_000)}`]);
+    assert.equal(pool.stats().restarts, 1);
+  });
 });
 
 /** What the busy agent adds up: the sum of i % 7 for i below n. */

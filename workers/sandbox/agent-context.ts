@@ -3,7 +3,7 @@ import { agentModuleGlobal } from '../../shared/compile-agent.js';
 import { bootstrapSource } from './bootstrap-source.js';
 import { bootstrapFileName, maxPendingCalls, type RunConfig, type RunResult, type SettledRun, type StartRun } from './sandbox-protocol.js';
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
-import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall } from './host-calls.js';
+import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall, replyWithError } from './host-calls.js';
 import type { SandboxIsolate } from './sandbox-isolate.js';
 import { hasEnded, releaseReports, type Session } from './session.js';
 
@@ -94,7 +94,7 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
         if (binding.waiting.delete(answer)) resolve(reply);
       };
       binding.waiting.add(answer);
-      void handleAsyncCall(session, op, payload, outbox).then(answer);
+      handleAsyncCall(session, op, payload, outbox).then(answer, (err: unknown) => answer(replyWithError(session, err)));
     });
   });
   return [hostSync, hostAsync];
@@ -188,7 +188,8 @@ async function enterSynchronously(agent: AgentContext, session: Session, token: 
   }
   if (isStackOverflow(settled.text) && !hasEnded(session)) return interrupted(session);
   releaseReports(session);
-  if (settled.leftover) agent.sandbox.restless = true;
+  // Still waiting on the host: it counts in `inFlight` until its result is back, so no run is entered
+  // here meanwhile; if it then leaves anything behind, its context is discarded and the isolate restless.
   if (settled.text) return settled;
   const text = String(await agent.start.apply(undefined, [token, '', 'finish'], { result: { promise: true, copy: true } }));
   return { text, leftover: false };

@@ -103,7 +103,8 @@ export function makeQueuedOutput(session: Session, outbox: unknown): void {
   }
 }
 
-function replyWithError(session: Session, err: unknown): string {
+/** The reply to a call that failed: an error the agent sees, or a halt once the failure has ended the run. */
+export function replyWithError(session: Session, err: unknown): string {
   if (err instanceof AgentTypeError) return errorReply({ kind: 'type', message: err.message });
   if (err instanceof FetchFailure) return errorReply({ kind: 'fetch', message: err.message });
   if (err instanceof AgentFault) {
