@@ -14,11 +14,10 @@ export default async function (sys) {
   if (mode === 'throw') null.x;
   if (mode === 'loop') while (true) {}
   if (mode === 'sleep') {
-    // Off the worker's own thread first (a warm run is entered on it), so the host has the long
-    // sleep within a turn of its event loop after the log line.
-    await sys.sleep(1);
+    // The host has the sleep before the log line that follows it.
+    const long = sys.sleep(60_000);
     console.log('sleeping');
-    await sys.sleep(60_000);
+    await long;
   }
   if (mode === 'vars') sys.vars.f = () => 1;
   if (mode === 'catch') {
@@ -164,6 +163,8 @@ describe('sandbox warm isolates', () => {
     let sleeping = false;
     const stopped = run(code, { inputs: { mode: 'sleep' }, signal: controller.signal, onPart: () => (said = true), onLog: () => (sleeping = true) });
     await waitFor(() => sleeping, 'the run to sleep in the warm context');
+    // The sleep call reaches the host in the I/O phase of a turn of its event loop, after the log line.
+    await new Promise((resolve) => setImmediate(resolve));
     controller.abort();
     assert.equal((await stopped).resultCode, 'stopped');
     await waitFor(() => pool.stats().idle === 1, 'the context to come back');

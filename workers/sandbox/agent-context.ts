@@ -33,6 +33,8 @@ interface HostBinding {
   session: Session | undefined;
   /** How to answer each async host call (sleep, fetch, ask) not answered yet: the first answer counts. */
   waiting: Set<(reply: string) => void>;
+  /** A sync host call of the run is being answered: its code waits for the reply. */
+  inSyncCall: boolean;
 }
 
 export type LoadResult = { ok: true; agent: AgentContext } | { ok: false; thrown: ThrownDescription };
@@ -65,7 +67,7 @@ async function loadInto(sandbox: SandboxIsolate): Promise<LoadResult> {
       releaseHandles(sandbox, context);
       return { ok: false, thrown: describeCopiedError(err) };
     }
-    const binding: HostBinding = { token: 0, session: undefined, waiting: new Set() };
+    const binding: HostBinding = { token: 0, session: undefined, waiting: new Set(), inSyncCall: false };
     const host = hostReferences(binding);
     const start = (await context.evalClosure(bootstrapSource, [...host, agentModule.derefInto()], {
       filename: bootstrapFileName,
@@ -82,7 +84,13 @@ async function loadInto(sandbox: SandboxIsolate): Promise<LoadResult> {
 function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
   const hostSync = new ivm.Reference((token: unknown, op: unknown, payload: unknown, outbox: unknown) => {
     const session = boundSession(binding, token);
-    return session ? handleSyncCall(session, op, payload, outbox) : haltReply();
+    if (!session) return haltReply();
+    binding.inSyncCall = true;
+    try {
+      return handleSyncCall(session, op, payload, outbox);
+    } finally {
+      binding.inSyncCall = false;
+    }
   });
   const hostAsync = new ivm.Reference(async (token: unknown, op: unknown, payload: unknown, outbox: unknown) => {
     const session = boundSession(binding, token);
@@ -98,6 +106,16 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
     });
   });
   return [hostSync, hostAsync];
+}
+
+/**
+ * Whether the run's code is paused on the host now (in a sync call, or with an async one unanswered)
+ * rather than computing: one that ends so unwinds as soon as its calls are answered with the end.
+ * A run that ends while it computes (a stop, a deadline in a busy loop) may never give the isolate
+ * back, and its context is released at once instead.
+ */
+export function waitsOnHost(agent: AgentContext): boolean {
+  return agent.binding.inSyncCall || agent.binding.waiting.size > 0;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, runInAgentContext, type AgentContext } from './agent-context.js';
+import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, runInAgentContext, waitsOnHost, type AgentContext } from './agent-context.js';
 import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
@@ -38,9 +38,10 @@ const processPool = createContextPool();
  * (stopped, or mustLogin when the caller's session ended). The run's context comes warm from `pool`
  * when an earlier run of the same agent for the same caller left it clean. It goes back once the
  * run's code is over with nothing of it left pending, however the run ended: a run ended while it
- * waits (an ask, a stop, the deadline) has the calls it waits on answered with its end and unwinds
- * first. Otherwise the context is released, its isolate disposed unless other runs of the caller
- * still use it (context-pool.ts stops those too if the ended run left it busy).
+ * waits on the host (an ask, a stop or the deadline during a sleep or fetch, sys.fail) has the calls
+ * it waits on answered with its end and unwinds first. Otherwise (a run stopped while it computes)
+ * the context is released, its isolate disposed unless other runs of the caller still use it
+ * (context-pool.ts stops those too if the ended run left it busy).
  */
 export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Promise<SandboxOutcome> {
   const held: Held = {};
@@ -158,8 +159,8 @@ async function runInContext(pool: ContextPool, session: Session, held: Held, age
 
 /**
  * Gives the context back when the run's code is over and left nothing pending, whatever the ending;
- * waits for that when the run ended while its code was under way; otherwise lets it go (and its
- * isolate, if alone). A draft's context never goes back.
+ * waits for that when the run ended while its code waited on the host; otherwise (it was computing,
+ * or left something pending) lets it go, and its isolate if alone. A draft's context never goes back.
  */
 function releaseSandbox(pool: ContextPool, session: Session, held: Held): void {
   const { agent } = held;
@@ -167,10 +168,10 @@ function releaseSandbox(pool: ContextPool, session: Session, held: Held): void {
     if (held.sandbox) pool.vacate(held.sandbox);
   } else if (session.run.fresh) {
     pool.discard(agent);
-  } else if (held.running) {
+  } else if (held.running && waitsOnHost(agent)) {
     held.unwound = pool.giveAfterUnwind(agent);
     answerWaitingCallsWithEnd(agent);
-  } else if (held.reusable) {
+  } else if (!held.running && held.reusable) {
     pool.give(agent);
   } else {
     pool.discard(agent);
