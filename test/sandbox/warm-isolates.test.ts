@@ -143,16 +143,32 @@ describe('sandbox warm isolates', () => {
     });
   }
 
-  it('does not give back the context of a run still computing at its end: no run waits on that isolate, which is disposed', async () => {
-    pool = createContextPool({ busyAfterEndMs: 200 });
+  it('does not give back the context of a run still computing at its end: its isolate is disposed at once, and the next run starts cold', async () => {
     const code = await compile(modalAgent);
     await run(code, { inputs: { mode: 'ok' } });
     assert.equal((await run(code, { inputs: { mode: 'loop' }, maxRuntimeMs: 100 })).resultCode, 'timedOut');
-    assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok'], 'the next run started in another isolate');
-    assert.equal(pool.stats().misses, 2);
-    await waitFor(() => pool.stats().isolates === 1, 'the busy isolate to be disposed');
+    assert.equal(pool.stats().isolates, 0, 'the busy isolate was disposed with the run, not left spinning');
     assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok']);
-    assert.equal(pool.stats().hits, 2);
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 2, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 1 });
+  });
+
+  it('does not start a run in an isolate while a run that ended there waiting on the host has not unwound', async () => {
+    pool = createContextPool({ busyAfterEndMs: 200 });
+    const code = await compile(`export default async function (sys) {
+      if (sys.inputs.spin) {
+        try {
+          await sys.sleep(60_000);
+        } finally {
+          for (;;) {}
+        }
+      }
+      sys.say('ok');
+    }`);
+    await run(code);
+    assert.equal((await run(code, { inputs: { spin: true }, maxRuntimeMs: 100 })).resultCode, 'timedOut');
+    assert.deepEqual(texts(await run(code)), ['ok'], 'the next run started in another isolate');
+    assert.equal(pool.stats().misses, 2);
+    await waitFor(() => pool.stats().isolates === 1, 'the isolate left spinning to be disposed');
   });
 
   it('gives back the context of a run stopped while it waits', async () => {
