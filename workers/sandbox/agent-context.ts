@@ -184,8 +184,8 @@ export const syncEntryMs = 10;
 
 /**
  * Whether a run may be entered synchronously into `agent` now (runInAgentContext): a warm context (a
- * run ended clean in it: its code is compiled, and it did not loop from the start) in an isolate where
- * nothing can be running.
+ * run's code was over in it with nothing left pending: its code is compiled, and it did not loop from
+ * the start) in an isolate where nothing can be running.
  */
 export function canEnterSynchronously(agent: AgentContext): boolean {
   const { sandbox } = agent;

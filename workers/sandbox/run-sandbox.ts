@@ -138,8 +138,8 @@ async function runInContext(pool: ContextPool, session: Session, held: Held, age
   held.agent = agent;
   // Ended while its context loaded: no code of the run went in, and the context is as it was loaded.
   if (hasEnded(session)) {
-    if (session.run.fresh) pool.discard(agent);
-    else pool.give(agent);
+    held.reusable = true;
+    releaseSandbox(pool, session, held);
     return alreadyEnded;
   }
   held.running = true;

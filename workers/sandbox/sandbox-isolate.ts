@@ -24,8 +24,8 @@ export interface SandboxIsolate {
   /** Loads and runs under way in it (a run counts until its result is back). */
   inFlight: number;
   /**
-   * A run in it ended other than clean (its context discarded: it may have left code to run, or a
-   * sync entry was interrupted). Never entered synchronously again: the host's thread must never wait
+   * A context of it was discarded (its run may have left code to run, or a sync entry was
+   * interrupted). Never entered synchronously again: the host's thread must never wait
    * on an isolate that may be busy (agent-context.ts).
    */
   restless: boolean;

@@ -32,8 +32,8 @@ export interface Session {
    */
   heldReports?: Array<() => void>;
   /**
-   * Ends the run; the first ending wins. The isolate is disposed at once, or after a clean success
-   * given back to the pool of warm isolates.
+   * Ends the run; the first ending wins. Its context goes back to the pool of warm ones once the run's
+   * code is over with nothing left pending (run-sandbox.ts); otherwise it is released.
    */
   end: (ending: Ending) => void;
 }
