@@ -1,8 +1,8 @@
-import { sql } from 'kysely';
+import { sql, type QueryCreator } from 'kysely';
 import type { Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
-import type { NewExecution } from './schema.js';
+import type { Database, NewExecution } from './schema.js';
 
 /** What the first run of a new conversation leaves: the conversation, its pause if it asked, its execution record. */
 export interface FirstRun {
@@ -94,6 +94,41 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
             .values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }))
         : fenced.insertInto('executions').values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }));
   return executeFenced(statement, 'executions', 'convid');
+}
+
+/**
+ * Commits runs on different conversations in one statement (a group commit across conversations), each
+ * as recordConversationRun would: one fenced update per conversation, each run's execution record
+ * taking its convid from its own. All or nothing: one conversation moved on ('stale') or one record
+ * already there fails the whole statement, and the caller writes the runs one by one to learn whose it
+ * was. Only runs that leave the pause as it is, each on a conversation of its own.
+ */
+export async function recordRunsOnConversations(db: Db, runs: readonly ConversationRun[]): Promise<'committed' | 'stale'> {
+  if (runs.some((run) => run.pause.kind !== 'keep') || new Set(runs.map((run) => run.convid)).size !== runs.length) {
+    throw new Error('a group commit across conversations takes runs that keep their pause as it is, one per conversation');
+  }
+  const fenced = runs.reduce(
+    (query, run, i) =>
+      query.with(fencedName(i), (q) =>
+        q
+          .updateTable('conversations')
+          .set((eb) => ({ ...conversationStateValues(run.state), last_used_at: run.now, version: eb('version', '+', 1) }))
+          .where('id', '=', run.convid)
+          .where('version', '=', run.version)
+          .returning('id'),
+      ),
+    // The CTEs are named per run, so their names cannot be spelled in the types: one pattern covers them.
+    db as unknown as QueryCreator<WithFencedUpdates>,
+  );
+  const statement = fenced.insertInto('executions').values((eb) => runs.map((run, i) => ({ ...run.execution, convid: eb.selectFrom(fencedName(i)).select('id') })));
+  return executeFenced(statement, 'executions', 'convid');
+}
+
+/** The tables recordRunsOnConversations adds: one fenced update's returned id per run. */
+type WithFencedUpdates = Database & Record<`conversation${number}`, { id: string }>;
+
+function fencedName(i: number): `conversation${number}` {
+  return `conversation${i}`;
 }
 
 const notNullViolation = '23502';

@@ -4,7 +4,8 @@ import type { Db } from '../db/database.js';
 import type { NewExecution } from '../db/schema.js';
 import { touchConversation, type ConversationState } from '../db/conversations.repository.js';
 import { insertExecution } from '../db/executions.repository.js';
-import { recordConversationRun, type ConversationRun } from '../db/run-commit.repository.js';
+import type { ConversationRun } from '../db/run-commit.repository.js';
+import type { ConversationRunWriter } from './conversation-run-writer.js';
 import type { FirstRunWriter } from './first-run-writer.js';
 import type { NewPause } from '../db/paused-asks.repository.js';
 import { conversationChanged, type RunResult } from './run-endings.js';
@@ -34,11 +35,12 @@ export interface RunEnding {
 
 /**
  * Commits a run on an existing conversation read at `version`: its changes (if any) and its execution
- * record together, or nothing when the conversation is no longer at that version (409).
+ * record together (written with the other runs' ending in the same turn, `runs`), or nothing when the
+ * conversation is no longer at that version (409).
  */
-export async function commitRun(db: Db, data: RunJobData, version: number, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
+export async function commitRun(db: Db, runs: ConversationRunWriter, data: RunJobData, version: number, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
   if (!changes) return recordEnding(db, data, ending);
-  const committed = await recordConversationRun(db, conversationRun(data, version, changes, ending)).catch((err: unknown) => {
+  const committed = await runs.write(conversationRun(data, version, changes, ending)).catch((err: unknown) => {
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
   });

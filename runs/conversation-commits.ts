@@ -2,6 +2,7 @@ import type { RunJobData } from '../shared/jobs.js';
 import type { Db } from '../db/database.js';
 import { recordConsecutiveRuns } from '../db/run-commit.repository.js';
 import { commitRun, conversationRun, type RunChanges, type RunEnding } from './commit.js';
+import { createConversationRunWriter } from './conversation-run-writer.js';
 import { conversationChanged, type RunResult } from './run-endings.js';
 
 /**
@@ -39,9 +40,10 @@ const maxGroup = 50;
 export function createConversationCommits(db: Db): ConversationCommits {
   /** convid → commits waiting; present while its commits are being written. */
   const queues = new Map<string, Queued[]>();
+  const runs = createConversationRunWriter(db);
 
   const alone = (run: Queued): Promise<unknown> => {
-    const outcome = commitRun(db, run.data, run.version, run.changes, run.ending);
+    const outcome = commitRun(db, runs, run.data, run.version, run.changes, run.ending);
     run.settle(outcome);
     return outcome.catch(() => undefined);
   };

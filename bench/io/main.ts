@@ -189,6 +189,7 @@ async function main(): Promise<number> {
       eventLoopDelayMs: { worker: loops[0], web: loops[1] },
       errors: errors.length,
       firstErrors: [...new Set(errors)].slice(0, 5),
+      firstWarnings: processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 5),
     };
     printResults(results);
     const resultsFile = options.stream ? 'io-stream-results.json' : 'io-results.json';
@@ -223,7 +224,10 @@ async function streamedCall(client: ApiClient, url: string, convid?: string): Pr
     const events = await client.stream('/api/exec/execAgent', { agentName, inputs: { url }, stream: true, ...(convid ? { convid } : {}) }).done;
     const end = events.find((e) => e.event === 'end');
     const ended = end ? (JSON.parse(end.data) as ExecutionResponse) : undefined;
-    if (!ended) return { error: `no end event: ${events.map((e) => e.event).join(',')}`.slice(0, 200), relayMs: [] };
+    if (!ended) {
+      const error = events.find((e) => e.event === 'error');
+      return { error: `no end event: ${events.length} events, ${error ? `error ${error.data}` : 'no error event'}`.slice(0, 200), relayMs: [] };
+    }
     if (ended.resultCode !== 'success') return { error: `${ended.resultCode}: ${ended.error?.message ?? ''}`.slice(0, 200), relayMs: [] };
     const relayMs: number[] = [];
     for (const event of events) {
