@@ -12,26 +12,53 @@ export interface ConversationRead {
   latestVersion: number | undefined;
 }
 
+/** One conversation a run reads, and the agent whose latest published version it needs (none for a draft). */
+export interface ConversationReadRequest {
+  id: string;
+  latestOf?: string;
+}
+
 /**
- * Reads the conversation with its pause, if any, and the latest version of the agent `latestOf` (a
- * run's first statement), in one round trip and without a lock: a run commits only if the
- * conversation's version is still the one read here (run-commit.repository.ts).
+ * Reads conversations with their pauses, if any, and the latest version of each request's agent
+ * `latestOf` (a run's first statement), in one round trip and without a lock: a run commits only if
+ * the conversation's version is still the one read here (run-commit.repository.ts). The reads of runs
+ * starting together share the statement (runs/conversation-reader.ts). Answers in the order asked,
+ * undefined for a conversation that does not exist.
  */
-export async function readConversation(db: Db, id: string, latestOf?: string): Promise<ConversationRead | undefined> {
-  const row = await db
-    .selectFrom('conversations as c')
-    .leftJoin('paused_asks as p', 'p.convid', 'c.id')
-    .selectAll('c')
-    .select(['p.agent_name', 'p.agent_version', 'p.draft_id', 'p.ask', 'p.journal', 'p.start_state', 'p.created_at as paused_at'])
-    .select((eb) => eb.selectFrom('agents').select('latest_version').where('name', '=', latestOf ?? null).as('latest_version'))
-    .where('c.id', '=', id)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const { agent_name, agent_version, draft_id, ask, journal, start_state, paused_at, latest_version, ...conversation } = row;
+export async function readConversations(db: Db, requests: readonly ConversationReadRequest[]): Promise<Array<ConversationRead | undefined>> {
+  if (requests.length === 0) return [];
+  const ids = requests.map((request) => request.id);
+  const agents = requests.map((request) => request.latestOf ?? null);
+  const { rows } = await sql<ReadRow>`
+    select c.*, p.agent_name, p.agent_version, p.draft_id, p.ask, p.journal, p.start_state, p.created_at as paused_at, a.latest_version, r.n
+    from unnest(${ids}::uuid[], ${agents}::text[]) with ordinality as r(id, latest_of, n)
+    join conversations c on c.id = r.id
+    left join paused_asks p on p.convid = c.id
+    left join agents a on a.name = r.latest_of`.execute(db);
+  const read: Array<ConversationRead | undefined> = requests.map(() => undefined);
+  for (const row of rows) read[Number(row.n) - 1] = conversationReadOf(row);
+  return read;
+}
+
+type ReadRow = Conversation & {
+  agent_name: string | null;
+  agent_version: number | null;
+  draft_id: string | null;
+  ask: PausedAsk['ask'] | null;
+  journal: PausedAsk['journal'] | null;
+  start_state: PausedAsk['start_state'] | null;
+  paused_at: Date | null;
+  latest_version: number | null;
+  /** The request's place in the batch, from 1 (a bigint, so text). */
+  n: string;
+};
+
+function conversationReadOf(row: ReadRow): ConversationRead {
+  const { agent_name, agent_version, draft_id, ask, journal, start_state, paused_at, latest_version, n: _n, ...conversation } = row;
   const pause =
     agent_name === null || agent_version === null || ask === null || journal === null || start_state === null || paused_at === null
       ? undefined
-      : { convid: id, agent_name, agent_version, draft_id, ask, journal, start_state, created_at: paused_at };
+      : { convid: conversation.id, agent_name, agent_version, draft_id, ask, journal, start_state, created_at: paused_at };
   return { conversation, pause, latestVersion: latest_version ?? undefined };
 }
 

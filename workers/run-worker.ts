@@ -11,6 +11,7 @@ import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import { createFirstRunWriter } from '../runs/first-run-writer.js';
 import { createConversationCommits } from '../runs/conversation-commits.js';
+import { createConversationReader } from '../runs/conversation-reader.js';
 import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
@@ -52,7 +53,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   queueConnection.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
   const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: queueConnection, prefix });
   webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, agents: createAgentCodeCache(), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, agents: createAgentCodeCache(), conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);

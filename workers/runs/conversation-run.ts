@@ -1,6 +1,6 @@
 import type { Answers, JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { readConversation, type ConversationRead } from '../../db/conversations.repository.js';
+import type { ConversationRead } from '../../db/conversations.repository.js';
 import { recordAskedAgain, recordEnding } from '../../runs/commit.js';
 import { mayRunOn } from '../../runs/conversation-rules.js';
 import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunResult } from '../../runs/run-endings.js';
@@ -37,7 +37,8 @@ export interface ConversationRunFrom {
 
 /**
  * A call on an existing conversation, once it is its turn: reads the conversation, its pause and the
- * agent's latest version in one statement without a lock (or starts from `from.held`), runs the agent
+ * agent's latest version in one statement without a lock, shared with the runs starting in the same
+ * turn (runs/conversation-reader.ts), or starts from `from.held`; runs the agent
  * with no connection held (resuming the pause with the call's answers, if paused), then commits fenced
  * by the version read (runs/commit.ts), behind the commits of the calls before it in this worker
  * (runs/conversation-commits.ts). A call started from a state still being committed is a speculation
@@ -55,7 +56,7 @@ export async function runOnConversation(
   const startedAt = deps.clock.now();
   const read: ConversationRead | undefined = held
     ? { conversation: held.conversation, pause: undefined, latestVersion: held.latestVersion }
-    : await readConversation(deps.db, data.convid, data.draft ? undefined : data.agentName);
+    : await deps.conversations.read({ id: data.convid, latestOf: data.draft ? undefined : data.agentName });
   if (!read || !mayRunOn(read.conversation, read.pause, data, startedAt)) {
     if (held?.committed && !(await held.committed)) return 'wrong';
     return { result: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: unknownConversation(data) }) };

@@ -5,6 +5,7 @@ import type { SecretBox } from '../../shared/secret-box.js';
 import type { TraceEvent } from '../../shared/trace.js';
 import type { Db } from '../../db/database.js';
 import type { ConversationCommits } from '../../runs/conversation-commits.js';
+import type { ConversationReader } from '../../runs/conversation-reader.js';
 import type { FirstRunWriter } from '../../runs/first-run-writer.js';
 import type { ConversationTurns } from '../../runs/turns.js';
 import type { HeldConversation } from './held-conversation.js';
@@ -22,6 +23,7 @@ export interface RunDeps {
   secrets: AgentSecretsCache;
   turns: ConversationTurns<HeldConversation>;
   isolates: ContextPool;
+  conversations: ConversationReader;
   firstRuns: FirstRunWriter;
   commits: ConversationCommits;
 }
