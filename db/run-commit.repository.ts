@@ -107,7 +107,9 @@ export async function recordRunsOnConversations(db: Db, runs: readonly Conversat
   if (runs.some((run) => run.pause.kind !== 'keep') || new Set(runs.map((run) => run.convid)).size !== runs.length) {
     throw new Error('a group commit across conversations takes runs that keep their pause as it is, one per conversation');
   }
-  const fenced = runs.reduce(
+  // In id order: two such statements locking some of the same rows never wait on each other crosswise.
+  const ordered = [...runs].sort((a, b) => (a.convid < b.convid ? -1 : 1));
+  const fenced = ordered.reduce(
     (query, run, i) =>
       query.with(fencedName(i), (q) =>
         q
@@ -120,7 +122,7 @@ export async function recordRunsOnConversations(db: Db, runs: readonly Conversat
     // The CTEs are named per run, so their names cannot be spelled in the types: one pattern covers them.
     db as unknown as QueryCreator<WithFencedUpdates>,
   );
-  const statement = fenced.insertInto('executions').values((eb) => runs.map((run, i) => ({ ...run.execution, convid: eb.selectFrom(fencedName(i)).select('id') })));
+  const statement = fenced.insertInto('executions').values((eb) => ordered.map((run, i) => ({ ...run.execution, convid: eb.selectFrom(fencedName(i)).select('id') })));
   return executeFenced(statement, 'executions', 'convid');
 }
 
