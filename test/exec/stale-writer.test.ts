@@ -3,9 +3,8 @@ import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { findConversation } from '../../db/conversations.repository.js';
 import { recordConversationRun } from '../../db/run-commit.repository.js';
-import type { NewExecution } from '../../db/schema.js';
 import { execAgent } from '../helpers/api.js';
-import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { createAccount, publishAgent, successRecord, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { isRunActive, waitFor } from '../helpers/wait.js';
 
@@ -82,7 +81,7 @@ describe('the version fence', () => {
         version: 0,
         state: { agentVars: {}, convVars: { writer }, ...entry(writer, now) },
         pause: { kind: 'save', pause: { convid, now, agentName: counter, agentVersion: 1, ask: { message: 'go on?', inputs: [] }, journal: [], startState: { inputs: {}, vars: {}, conv: {}, history: [], randomSeed: 1 } } },
-        execution: execution(convid, runId, now),
+        execution: successRecord(convid, runId, randomUUID(), now),
         now,
       });
     const [firstRun, secondRun] = [randomUUID(), randomUUID()];
@@ -98,25 +97,6 @@ describe('the version fence', () => {
     assert.equal(pauses.rows.length, 0, 'the stale commit saved no pause');
   });
 });
-
-function execution(convid: string, id: string, now: Date): NewExecution {
-  return {
-    id,
-    convid,
-    agent_name: 'counter',
-    agent_version: 1,
-    draft_id: null,
-    principal_kind: 'serviceAccount',
-    principal_id: randomUUID(),
-    request_id: id,
-    result_code: 'success',
-    error_message: null,
-    response: '{}',
-    started_at: now,
-    finished_at: now,
-    duration_ms: 0,
-  };
-}
 
 /** The history a first commit leaves, and its entry. */
 function entry(query: string, at: Date) {

@@ -1,9 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Plan, Role } from '../../shared/api.js';
 import { compileAgent } from '../../shared/compile-agent.js';
 import { hashPassword } from '../../shared/password-hash.js';
 import { generateServiceAccountKey } from '../../shared/service-account-key.js';
 import type { Db } from '../../db/database.js';
+import type { NewExecution } from '../../db/schema.js';
 import { insertAgentVersion } from '../../db/agents.repository.js';
 import { insertServiceAccount } from '../../db/service-accounts.repository.js';
 import { insertUser } from '../../db/users.repository.js';
@@ -54,4 +55,24 @@ export async function createUser(
   const passwordHash = options.password ? await hashPassword(options.password) : null;
   const user = await insertUser(db, { email, callName: 'Test User', role: options.role ?? 'user', plan: options.plan ?? 'free', passwordHash });
   return { id: user!.id, email };
+}
+
+/** The execution record of a successful run `id` of agent "counter" (version 1) on `convid`, for tests that write commits directly. */
+export function successRecord(convid: string, id: string = randomUUID(), principalId: string = randomUUID(), now = new Date()): NewExecution {
+  return {
+    id,
+    convid,
+    agent_name: 'counter',
+    agent_version: 1,
+    draft_id: null,
+    principal_kind: 'serviceAccount',
+    principal_id: principalId,
+    request_id: id,
+    result_code: 'success',
+    error_message: null,
+    response: '{}',
+    started_at: now,
+    finished_at: now,
+    duration_ms: 0,
+  };
 }

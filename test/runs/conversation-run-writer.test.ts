@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { createDb, type Db } from '../../db/database.js';
 import { recordFirstRuns, type ConversationRun } from '../../db/run-commit.repository.js';
 import { createConversationRunWriter, type ConversationRunWriter } from '../../runs/conversation-run-writer.js';
-import type { NewExecution } from '../../db/schema.js';
+import { successRecord } from '../helpers/fixtures.js';
 import { testEnv } from '../helpers/test-env.js';
 
 /**
@@ -27,22 +27,7 @@ describe('conversation run writer', () => {
 
   const owner = randomUUID();
   const entry = (query: string) => ({ agentName: 'counter', query, resultCode: 'success' as const, at: new Date().toISOString() });
-  const execution = (convid: string, id: string = randomUUID()): NewExecution => ({
-    id,
-    convid,
-    agent_name: 'counter',
-    agent_version: 1,
-    draft_id: null,
-    principal_kind: 'serviceAccount',
-    principal_id: owner,
-    request_id: id,
-    result_code: 'success',
-    error_message: null,
-    response: '{}',
-    started_at: new Date(),
-    finished_at: new Date(),
-    duration_ms: 0,
-  });
+  const execution = (convid: string, id?: string) => successRecord(convid, id, owner);
 
   /** A conversation at version 0, its first run recorded. */
   const conversation = async () => {
