@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
 import { createDb } from '../../db/database.js';
 import { findConversation } from '../../db/conversations.repository.js';
+import { conversationTicketKey } from '../../shared/channels.js';
 import { execAgent, post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
@@ -13,6 +15,7 @@ describe('many processes', () => {
   const ports: string[] = [];
   const urls: [string, string] = ['', ''];
   const db = createDb(testEnv.DATABASE_URL!, 2);
+  const redis = new Redis(testEnv.REDIS_URL!);
   const webs: Spawned[] = [];
   const workers: Spawned[] = [];
   let key: string;
@@ -39,6 +42,7 @@ describe('many processes', () => {
     for (const p of [...webs, ...workers]) p.child.kill('SIGKILL');
     await Promise.all([...webs, ...workers].map((p) => p.exited));
     await db.destroy();
+    redis.disconnect();
   });
 
   it('relays streams held by one web process for runs on either worker', async () => {
@@ -72,14 +76,19 @@ describe('many processes', () => {
   it('runs calls on one conversation in arrival order across web and worker processes', async () => {
     const first = await execAgent(urls[0], key, { agentName: counter });
     const convid = first.body.convid;
-    const held = execAgent(urls[1], key, { agentName: holder, convid });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // A call arrives when its web process takes its ticket in the conversation's order (runs/turns.ts):
+    // each call is sent once the one before has arrived, alternating between the web processes.
+    const tickets = () => redis.get(conversationTicketKey(testEnv.QUEUE_PREFIX!, convid)).then(Number);
+    const arrive = async <T>(call: () => Promise<T>): Promise<{ answer: Promise<T> }> => {
+      const before = await tickets();
+      const answer = call();
+      await waitFor(async () => (await tickets()) > before, 5000, 'the call to take its ticket');
+      return { answer };
+    };
+    const held = await arrive(() => execAgent(urls[1], key, { agentName: holder, convid }));
     const calls = [];
-    for (let i = 0; i < 10; i++) {
-      calls.push(execAgent(urls[i % 2]!, key, { agentName: counter, convid }));
-      await new Promise((resolve) => setTimeout(resolve, 15));
-    }
-    await held;
+    for (let i = 0; i < 10; i++) calls.push((await arrive(() => execAgent(urls[i % 2]!, key, { agentName: counter, convid }))).answer);
+    await held.answer;
     const counts = (await Promise.all(calls)).map((c) => Number(c.body.output[0].text));
     assert.deepEqual(counts, Array.from({ length: 10 }, (_, i) => i + 2));
     assert.equal((await findConversation(db, convid))?.history.length, 12);
