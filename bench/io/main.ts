@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -266,6 +266,8 @@ function sampleConnections(databaseName: string): { stop(): Promise<number> } {
 
 /** Copies the CPU profiles the loop probes wrote as `<name>.cpuprofile` into `toDir`. */
 function keepProfiles(probeDir: string, toDir: string, pids: Record<string, number>): void {
+  // Made if missing: a run of minutes must not end in ENOENT after its measurements, losing them.
+  mkdirSync(toDir, { recursive: true });
   for (const [name, pid] of Object.entries(pids)) {
     const from = `${probeDir}/${pid}.cpuprofile`;
     if (existsSync(from)) copyFileSync(from, `${toDir}/${name}.cpuprofile`);
