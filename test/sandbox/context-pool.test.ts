@@ -73,6 +73,28 @@ describe('sandbox context pool', () => {
     assert.deepEqual(pool.stats(), { hits: 0, misses: 3, idle: 1, retired: 2, evicted: 0, isolates: 1, restarts: 0 });
   });
 
+  it('seals an isolate whose heap a run left past half its limit, read as the run ends when nothing else runs in it', async () => {
+    const code = await compile(`export default async (sys) => { const kept = new Array(5e6).fill(1.5); sys.say(String(kept.length)); }`);
+    assert.deepEqual(texts(await run(code, { memoryMb: 64 })), ['5000000']);
+    // No wait: the statistics were read on the spot, so the context was not kept.
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 0, retired: 1, evicted: 0, isolates: 0, restarts: 0 });
+  });
+
+  it('seals it too when another run is under way in it, once the statistics come back', async () => {
+    const code = await compile(`export default async (sys) => {
+      if (!sys.inputs.hold) return sys.say('quick');
+      const kept = new Array(5e6).fill(1.5);
+      await sys.sleep(300);
+      sys.say(String(kept.length));
+    }`);
+    const held = run(code, { memoryMb: 64, inputs: { hold: true } });
+    await waitFor(() => pool.stats().misses === 1, 'the holding run to start');
+    assert.deepEqual(texts(await run(code, { memoryMb: 64 })), ['quick']);
+    await waitFor(() => pool.stats().retired === 1, 'the quick run\'s context to be retired');
+    assert.deepEqual(texts(await held), ['5000000']);
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 0, retired: 2, evicted: 0, isolates: 0, restarts: 0 });
+  });
+
   it('keeps contexts apart by agent name and memory limit, even for the same code', async () => {
     const code = await compile(`export default async (sys) => sys.say(sys.agentName)`);
     assert.deepEqual(texts(await run(code, { agentName: 'one' })), ['one']);

@@ -26,4 +26,12 @@ describe('secret box', () => {
     assert.throws(() => box.open(sealed.slice(0, -2) + 'AA'));
     assert.throws(() => createSecretBox('z'.repeat(32)).open(sealed));
   });
+
+  it('never repeats an IV, across the refills of its pool, and every seal opens', () => {
+    const box = createSecretBox('k'.repeat(32));
+    const seals = Array.from({ length: 1000 }, (_, i) => box.seal(`answer ${i}`));
+    const ivs = new Set(seals.map((sealed) => sealed.split('.')[1]));
+    assert.equal(ivs.size, seals.length);
+    for (const [i, sealed] of seals.entries()) assert.equal(box.open(sealed), `answer ${i}`);
+  });
 });

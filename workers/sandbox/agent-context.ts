@@ -4,7 +4,7 @@ import { bootstrapSource } from './bootstrap-source.js';
 import { bootstrapFileName, maxPendingCalls, type RunConfig, type RunResult, type SettledRun, type StartRun } from './sandbox-protocol.js';
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
 import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall, replyWithError } from './host-calls.js';
-import type { SandboxIsolate } from './sandbox-isolate.js';
+import { isIsolateIdle, type SandboxIsolate } from './sandbox-isolate.js';
 import { hasEnded, releaseReports, type Session } from './session.js';
 
 /**
@@ -188,8 +188,7 @@ export const syncEntryMs = 10;
  * the start) in an isolate where nothing can be running.
  */
 export function canEnterSynchronously(agent: AgentContext): boolean {
-  const { sandbox } = agent;
-  return agent.runs > 0 && sandbox.inFlight === 0 && !sandbox.restless && !sandbox.isolate.isDisposed;
+  return agent.runs > 0 && isIsolateIdle(agent.sandbox);
 }
 
 /** The run's result text ("" for none yet, then awaited) and whether it left async host calls pending; or 'interrupted'. */

@@ -54,6 +54,15 @@ export function isDisposed(sandbox: SandboxIsolate): boolean {
   return sandbox.isolate.isDisposed;
 }
 
+/**
+ * Nothing can be running in the isolate: no load or run under way in it, and no context of it
+ * discarded with code it may have left running. Only then may the host's thread enter it or read it
+ * synchronously; otherwise it would wait for whatever runs there (an agent's busy loop included).
+ */
+export function isIsolateIdle(sandbox: SandboxIsolate): boolean {
+  return sandbox.inFlight === 0 && !sandbox.restless && !sandbox.isolate.isDisposed;
+}
+
 /** Disposes the isolate, ending whatever still runs in it; `reason` is what those runs are told. */
 export function disposeSandboxIsolate(sandbox: SandboxIsolate, reason: string): void {
   if (sandbox.isolate.isDisposed) return;
