@@ -217,7 +217,15 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
    */
   function checkHeap(tenancy: Tenancy): void {
     const { sandbox } = tenancy;
-    if (isIsolateIdle(sandbox)) return sealIfFull(tenancy, sandbox.isolate.getHeapStatisticsSync());
+    if (isIsolateIdle(sandbox)) {
+      let heap: ivm.HeapStatistics;
+      try {
+        heap = sandbox.isolate.getHeapStatisticsSync();
+      } catch {
+        return; // The isolate went away meanwhile, as the asked-for read below may find too.
+      }
+      return sealIfFull(tenancy, heap);
+    }
     sandbox.isolate.getHeapStatistics().then((heap) => sealIfFull(tenancy, heap), () => {});
   }
 
