@@ -205,7 +205,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
       release(oldest);
     }
     // Once the context is idle: a check that seals the isolate lets it go with the others.
-    if (agent.runs % heapCheckEvery === 1 && !isDisposed(agent.sandbox)) checkHeap(tenancy);
+    if (agent.runs % heapCheckEvery === 1) checkHeap(tenancy);
   }
 
   /**
