@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import type { ExecutionResponse } from '../../shared/api.js';
 import { createClient, type ApiClient } from '../client.js';
+import { readCpuMs, readMachineBusyMs } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { sampleRssPeak } from '../rss.js';
@@ -16,13 +17,13 @@ import { startLlmLikeServer, tokenStamps } from './llm-server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
- * `npm run bench:io [-- --clients C --seconds T --duration D --worker-concurrency N --stream --tokens K
- * --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
+ * `npm run bench:io [-- --clients C --seconds T --warmup W --duration D --worker-concurrency N --stream
+ * --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
  * (first byte after 300 ms, the body streamed in K pieces, 20 unless told, until T s); an agent awaits
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
- * for D s more, against one web and one worker process at default settings. Prints runs/s against the
- * limit C / T, the latency added to T (p50, p99), the most
- * PostgreSQL connections open at once, each process's RSS peak and event-loop delay p99, and errors;
+ * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
+ * limit C / T, the latency added to T (p50, p99), the cores worker, web, this process and the whole
+ * machine used in the timed window, the most PostgreSQL connections open at once, each process's RSS peak and event-loop delay p99, and errors;
  * writes bench/io-results.json.
  *
  * `--stream` (DESIGN §13): the server speaks the chat-completions stream format, the agent reads it
@@ -58,6 +59,8 @@ interface IoOptions {
   clients: number;
   seconds: number;
   duration: number;
+  /** Seconds of calls after the spread and before the timed window: the processes' warm-up (JIT, pools) left out. */
+  warmup: number;
   /** WORKER_CONCURRENCY for the worker; undefined keeps the default. */
   workerConcurrency: number | undefined;
   /** Seconds of the timed window to CPU-profile in web and worker (0: none); the profiles are kept in `profileDir`. */
@@ -70,7 +73,7 @@ interface IoOptions {
 function parseOptions(argv: string[]): IoOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' } },
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' } },
   });
   const number = (name: string, value: string | undefined, fallback: number) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -83,6 +86,7 @@ function parseOptions(argv: string[]): IoOptions {
     clients: number('clients', values.clients, 1000),
     seconds: number('seconds', values.seconds, 5),
     duration: number('duration', values.duration, 30),
+    warmup: values.warmup === undefined || values.warmup === '0' ? 0 : number('warmup', values.warmup, 0),
     workerConcurrency: concurrency === undefined ? undefined : number('worker-concurrency', concurrency, 0),
     profileSeconds: values.profile === undefined ? 0 : number('profile', values.profile, 0),
     profileDir: values['profile-dir'] ?? '.',
@@ -132,17 +136,20 @@ async function main(): Promise<number> {
     // fast a burst of C calls drains rather than the steady state. Timed: every call that ends within
     // the D s (each client's first call began at its own offset, so all are in the steady state).
     const spreadMs = options.seconds * 1000;
-    log(`spreading ${started.length} clients over ${options.seconds} s, then timing ${options.duration} s of calls`);
+    const warmupMs = options.warmup * 1000;
+    log(`spreading ${started.length} clients over ${options.seconds} s${warmupMs ? `, running ${options.warmup} s untimed` : ''}, then timing ${options.duration} s of calls`);
     const loopStart = performance.now();
-    const windowStart = loopStart + spreadMs;
+    const windowStart = loopStart + spreadMs + warmupMs;
     const windowEnd = windowStart + options.duration * 1000;
     let rss: ReturnType<typeof sampleRssPeak>[] = [];
     let connections: ReturnType<typeof sampleConnections> | undefined;
+    let cpuAtStart: CpuReading | undefined;
     const startSampling = setTimeout(() => {
+      cpuAtStart = readCpu(stack.worker.pid, stack.web.pid);
       for (const p of [stack.web, stack.worker]) process.kill(p.pid, 'SIGUSR2');
       rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
       connections = sampleConnections(databaseName);
-    }, spreadMs);
+    }, spreadMs + warmupMs);
     const latencies: number[] = [];
     const relayMs: number[] = [];
     const errors: string[] = [];
@@ -163,6 +170,7 @@ async function main(): Promise<number> {
       }),
     );
     clearTimeout(startSampling);
+    const cpu = cpuAtStart ? cpuCores(cpuAtStart, readCpu(stack.worker.pid, stack.web.pid)) : null;
     const [workerRss, webRss] = rss.map((s) => s.stop());
     const mostConnections = (await connections?.stop()) ?? 0;
     const loops = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
@@ -178,12 +186,14 @@ async function main(): Promise<number> {
       workerConcurrency: options.workerConcurrency ?? 'default',
       upstreamSeconds: options.seconds,
       upstreamPieces: options.tokens,
+      warmupSeconds: options.warmup,
       durationSeconds: options.duration,
       runsPerSecond: round(runsPerSecond),
       limitRunsPerSecond: round(limit),
       ofLimit: round(runsPerSecond / limit),
       addedLatencyMs: { p50: round(added.p50), p99: round(added.p99), max: round(added.max) },
       ...(options.stream ? { tokenRelayMs: { tokens: relayMs.length, p50: round2(relay.p50), p99: round2(relay.p99), max: round2(relay.max) } } : {}),
+      cpuCores: cpu,
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
       eventLoopDelayMs: { worker: loops[0], web: loops[1] },
@@ -198,6 +208,27 @@ async function main(): Promise<number> {
   } finally {
     for (const line of await teardown.run()) log(line);
   }
+}
+
+interface CpuReading {
+  at: number;
+  worker: number;
+  web: number;
+  bench: number;
+  machine: number;
+}
+
+/** CPU time used so far (ms) by worker, web, this process (clients and upstream server) and the whole machine. */
+function readCpu(workerPid: number, webPid: number): CpuReading {
+  const own = process.cpuUsage();
+  return { at: performance.now(), worker: readCpuMs(workerPid), web: readCpuMs(webPid), bench: (own.user + own.system) / 1000, machine: readMachineBusyMs() };
+}
+
+/** Cores used on average between two readings (the timed window): where the machine's time went. */
+function cpuCores(from: CpuReading, to: CpuReading): Record<'worker' | 'web' | 'bench' | 'machine', number> {
+  const elapsed = to.at - from.at;
+  const cores = (key: 'worker' | 'web' | 'bench' | 'machine') => Math.round(((to[key] - from[key]) / elapsed) * 100) / 100;
+  return { worker: cores('worker'), web: cores('web'), bench: cores('bench'), machine: cores('machine') };
 }
 
 interface CallResult {
