@@ -35,6 +35,8 @@ interface HostBinding {
   waiting: Set<(reply: string) => void>;
   /** A sync host call of the run is being answered: its code waits for the reply. */
   inSyncCall: boolean;
+  /** The context's StartRun, once loaded: async host calls are answered through its `reply` step. */
+  start: ivm.Reference<StartRun> | undefined;
 }
 
 export type LoadResult = { ok: true; agent: AgentContext } | { ok: false; thrown: ThrownDescription };
@@ -67,12 +69,13 @@ async function loadInto(sandbox: SandboxIsolate): Promise<LoadResult> {
       releaseHandles(sandbox, context);
       return { ok: false, thrown: describeCopiedError(err) };
     }
-    const binding: HostBinding = { token: 0, session: undefined, waiting: new Set(), inSyncCall: false };
+    const binding: HostBinding = { token: 0, session: undefined, waiting: new Set(), inSyncCall: false, start: undefined };
     const host = hostReferences(binding);
     const start = (await context.evalClosure(bootstrapSource, [...host, agentModule.derefInto()], {
       filename: bootstrapFileName,
       result: { reference: true },
     })) as ivm.Reference<StartRun>;
+    binding.start = start;
     return { ok: true, agent: { sandbox, runs: 0, binding, start, context, host, released: false } };
   } catch (err) {
     releaseHandles(sandbox, context);
@@ -92,20 +95,29 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
       binding.inSyncCall = false;
     }
   });
-  const hostAsync = new ivm.Reference(async (token: unknown, op: unknown, payload: unknown, outbox: unknown) => {
+  // Called with applyIgnored (bootstrap/host.ts callAsync): the reply goes back through StartRun's `reply` step.
+  const hostAsync = new ivm.Reference((token: unknown, op: unknown, payload: unknown, outbox: unknown, call: unknown) => {
+    if (typeof call !== 'number') return;
     const session = boundSession(binding, token);
-    if (!session) return haltReply();
+    if (!session) return sendReply(binding, call, haltReply());
     // The bootstrap stops at the same limit; this holds even if it did not.
-    if (binding.waiting.size >= maxPendingCalls) return endForTooManyPendingCalls(session);
-    return new Promise<string>((resolve) => {
-      const answer = (reply: string) => {
-        if (binding.waiting.delete(answer)) resolve(reply);
-      };
-      binding.waiting.add(answer);
-      handleAsyncCall(session, op, payload, outbox).then(answer, (err: unknown) => answer(replyWithError(session, err)));
-    });
+    if (binding.waiting.size >= maxPendingCalls) return sendReply(binding, call, endForTooManyPendingCalls(session));
+    const answer = (reply: string) => {
+      if (binding.waiting.delete(answer)) sendReply(binding, call, reply);
+    };
+    binding.waiting.add(answer);
+    handleAsyncCall(session, op, payload, outbox).then(answer, (err: unknown) => answer(replyWithError(session, err)));
   });
   return [hostSync, hostAsync];
+}
+
+/** Hands the reply to async call `call` to the isolate; a context released or an isolate gone meanwhile has nobody to hear it. */
+function sendReply(binding: HostBinding, call: number, reply: string): void {
+  try {
+    binding.start?.applyIgnored(undefined, [call, reply, 'reply']);
+  } catch {
+    // Released with its context, or the isolate disposed: the call's code is gone with it.
+  }
 }
 
 /**

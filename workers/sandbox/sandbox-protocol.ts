@@ -59,9 +59,10 @@ export interface ThrownDescription {
  * (`applySync`, on the host's own thread: agent-context.ts) takes three calls instead: `begin` starts
  * it; `settled`, once the isolate's microtasks have drained, tells whether it is over (its RunResult
  * JSON, and whether it left async host calls pending) or still waiting on the host; `finish` resolves
- * to the RunResult JSON of one still waiting.
+ * to the RunResult JSON of one still waiting. `reply` answers an async host call instead: its number
+ * in place of the token, the reply JSON in place of the config (bootstrap/host.ts `callAsync`).
  */
-export type StartRun = (token: number, config: string, step?: 'begin' | 'settled' | 'finish') => Promise<string> | '' | SettledRun;
+export type StartRun = (token: number, config: string, step?: 'begin' | 'settled' | 'finish' | 'reply') => Promise<string> | '' | SettledRun | undefined;
 
 /** `text`: the RunResult JSON of a run that is over, "" for one still waiting; `leftover`: async host calls it left pending. */
 export interface SettledRun {

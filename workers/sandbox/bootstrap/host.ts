@@ -5,6 +5,11 @@ import { parseJson, RealError, RealTypeError, toJson } from './intrinsics.js';
  * The isolate's end of the sys bridge (host-calls.ts is the host's). Every host call carries its
  * run's token and the host answers only the current one, so a promise left over from an earlier run
  * cannot act in a later one. Payloads and replies cross as JSON strings.
+ *
+ * An async call is sent with `applyIgnored` and carries a number; the host answers it later through
+ * StartRun's `reply` step (agent-context.ts), which settles the call's promise here. Each crossing
+ * wakes a thread on the other side: isolated-vm's `apply` would cross three times (the call, the
+ * promise of its reply, the reply), this crosses twice.
  */
 
 /**
@@ -15,7 +20,7 @@ import { parseJson, RealError, RealTypeError, toJson } from './intrinsics.js';
 export interface Host {
   readonly sync: { applySync(receiver: undefined, args: [token: number, op: SyncOp, payload: string, outbox: string]): string };
   readonly async: {
-    apply(receiver: undefined, args: [token: number, op: AsyncOp, payload: string, outbox: string], options: object): Promise<string>;
+    applyIgnored(receiver: undefined, args: [token: number, op: AsyncOp, payload: string, outbox: string, call: number]): void;
   };
 }
 
@@ -68,8 +73,18 @@ function reply(text: string): unknown {
   throw new RealError(error.message);
 }
 
-// Null-prototype options: isolated-vm reads them, and must not find an agent's Object.prototype getters.
-const asyncOptions = { __proto__: null, result: { __proto__: null, promise: true } };
+// The async calls of this context's runs waiting for their reply, by number. The bundle is evaluated
+// once per context, so the numbers are the context's own, and a reply can only reach the call it names.
+const awaitingReply = new Map<number, (replyText: string) => void>();
+let lastCall = 0;
+
+/** StartRun's `reply` step: settles async call `call` with the host's reply; a call no longer awaited is ignored. */
+export function settleCall(call: number, replyText: string): void {
+  const settle = awaitingReply.get(call);
+  if (settle === undefined) return;
+  awaitingReply.delete(call);
+  settle(replyText);
+}
 
 export function callSync(run: Run, op: SyncOp, payload: Payload): unknown {
   return reply(run.host.sync.applySync(undefined, [run.token, op, toJson(payload), takeOutbox(run)]));
@@ -79,9 +94,13 @@ export async function callAsync(run: Run, op: AsyncOp, payload: Payload): Promis
   // The host ends the run (errorInAgent) and the reply unwinds; the call is never made.
   if (run.pending >= maxPendingCalls) callSync(run, 'tooManyPending', {});
   run.pending += 1;
+  const call = (lastCall += 1);
   try {
-    return reply(await run.host.async.apply(undefined, [run.token, op, toJson(payload), takeOutbox(run)], asyncOptions));
+    const replied = new Promise<string>((resolve) => awaitingReply.set(call, resolve));
+    run.host.async.applyIgnored(undefined, [run.token, op, toJson(payload), takeOutbox(run), call]);
+    return reply(await replied);
   } finally {
+    awaitingReply.delete(call);
     run.pending -= 1;
   }
 }

@@ -1,6 +1,6 @@
 import type { RunConfig, StartRun, ThrownDescription } from '../sandbox-protocol.js';
 import { describeThrown } from './describe.js';
-import { takeOutbox, type Host, type Run } from './host.js';
+import { settleCall, takeOutbox, type Host, type Run } from './host.js';
 import { apply, parseJson, regExpExec, toJson } from './intrinsics.js';
 import { lockDown, sealStackTraceHook } from './lockdown.js';
 import { installConsole, installJournaledDate, installSeededRandom } from './run-globals.js';
@@ -63,6 +63,10 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
     return toJson({ ...ending, reusable: run.pending === 0, outbox });
   };
   return function enter(token, configText, how) {
+    if (how === 'reply') {
+      settleCall(token, configText);
+      return undefined;
+    }
     if (how === 'settled' || how === 'finish') {
       const mine = begun !== undefined && begun.token === token ? begun : undefined;
       if (how === 'settled') return { text: mine === undefined ? '' : mine.text, leftover: mine?.run !== undefined && mine.run.pending > 0 };
