@@ -1,3 +1,4 @@
+import { createEventStreamParser, type EventStreamParser, type ServerSentEvent } from '../../clients/typescript/src/server-sent-events.js';
 import { AgentTypeError } from './error-codes.js';
 import { fetchPoolKey } from './fetch-agents.js';
 import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
@@ -9,6 +10,9 @@ import type { Session } from './session.js';
 /**
  * sys.fetch with `stream: true` (DESIGN §13) on the host. The fetch answers at the headers with a
  * stream number; the isolate then reads the body with `fetchRead` and may stop with `fetchClose`.
+ * `events()` reads with `events: true`: the host parses the server-sent events and hands over those
+ * the text completed, so the parser runs once per worker, warm, instead of once per context, and a
+ * chunk that completes no event costs no crossing.
  * Every chunk the agent reads is journaled in the fetch's entry, so a resumed run reads the same
  * chunks, in the same order, without a request. A stream still open when the run paused at an ask
  * cannot be read further after the resume: its connection closed with the run.
@@ -26,6 +30,8 @@ export interface OpenFetchStream {
   read: number;
   /** The connection while it is open; null when replaying or once it has ended. */
   live: { body: FetchBodyStream; release: () => void } | null;
+  /** The parser of the agent's current `events()`; each `events()` starts one of its own (`restart`). */
+  events: EventStreamParser | null;
 }
 
 /** The run's open streams, by the number the agent's response holds. */
@@ -54,7 +60,7 @@ export async function callFetchStream(session: Session, request: FetchRequest, t
   const replayed = takeReplayed(session.journal, 'fetch', differs);
   if (replayed) {
     if (!replayed.result || !replayed.stream) throw new FetchFailure(replayed.error ?? fetchFailure(request, 'no response was recorded').message);
-    return openStream(session, { entry: replayed as OpenFetchStream['entry'], request, read: 0, live: null }, replayed.result);
+    return openStream(session, { entry: replayed as OpenFetchStream['entry'], request, read: 0, live: null, events: null }, replayed.result);
   }
   const entry = recordEntry<OpenFetchStream['entry']>(session.journal, { op: 'fetch', method: request.method, url, stream: { chunks: [] } });
   const refused = refuseUnsendable(request);
@@ -71,7 +77,7 @@ export async function callFetchStream(session: Session, request: FetchRequest, t
     entry.result = { status: response.status, headers: response.headers, text: '' };
     chargeJournal(session.journal, JSON.stringify(response.headers).length);
     const live = { body: response.body, release: () => releaseFetchSlot(slots, slot) };
-    return openStream(session, { entry, request, read: 0, live }, entry.result);
+    return openStream(session, { entry, request, read: 0, live, events: null }, entry.result);
   } catch (err) {
     releaseFetchSlot(slots, slot);
     entry.error = session.mask(err instanceof Error ? err.message : String(err));
@@ -79,9 +85,28 @@ export async function callFetchStream(session: Session, request: FetchRequest, t
   }
 }
 
-/** The `fetchRead` op: `{chunk}` with the next text of the body, or `{done: true}`. */
-export async function callFetchRead(session: Session, payload: Record<string, unknown>): Promise<{ chunk: string } | { done: true }> {
+type ChunkRead = { chunk: string } | { done: true };
+
+/**
+ * The `fetchRead` op: `{chunk}` with the next text of the body, or `{done: true}`. With `events: true`
+ * (`restart: true` on an `events()`'s first read): `{events}` with the events the next text completed
+ * (at least one: it reads on until then), or `{done: true}`.
+ */
+export async function callFetchRead(session: Session, payload: Record<string, unknown>): Promise<ChunkRead | { events: ServerSentEvent[] }> {
   const open = openStreamOf(session, payload);
+  if (payload.events !== true) return readChunk(session, open);
+  if (payload.restart === true || !open.events) open.events = createEventStreamParser();
+  const parser = open.events;
+  for (;;) {
+    const read = await readChunk(session, open);
+    if ('done' in read) return read;
+    const events = parser.push(read.chunk);
+    if (events.length > 0) return { events };
+  }
+}
+
+/** The next text of the body: journaled, or replayed from the journal. */
+async function readChunk(session: Session, open: OpenFetchStream): Promise<ChunkRead> {
   const { entry } = open;
   const chunks = entry.stream.chunks;
   if (open.read < chunks.length) return { chunk: chunks[open.read++]! };

@@ -1,4 +1,4 @@
-import { createEventStreamParser, type ServerSentEvent } from '../../../clients/typescript/src/server-sent-events.js';
+import type { ServerSentEvent } from '../../../clients/typescript/src/server-sent-events.js';
 import { callAsync, callSync, type Run } from './host.js';
 import { parseJson } from './intrinsics.js';
 
@@ -10,34 +10,43 @@ export interface StreamHead {
 }
 
 type ReadReply = { chunk: string; done?: undefined } | { done: true };
+type EventsReply = { events: ServerSentEvent[]; done?: undefined } | { done: true };
 
 /**
  * The response of sys.fetch with `stream: true` (agents/sys.d.ts StreamedFetchResponse): `body` yields
- * the text as it arrives, `events()` the server-sent events parsed from it, `text()` / `json()` read
- * the rest. All of them read one body, in turn: reads are queued, so chunks come in order however the
- * agent interleaves them. Leaving a `for await` early closes the connection.
+ * the text as it arrives, `events()` the server-sent events parsed from it (by the host:
+ * streamed-fetch.ts), `text()` / `json()` read the rest. All of them read one body, in turn: reads
+ * are queued, so chunks come in order however the agent interleaves them. Leaving a `for await` early
+ * closes the connection.
  */
 export function makeStreamedResponse(run: Run, head: StreamHead) {
   let finished = false;
   let queue: Promise<unknown> = Promise.resolve();
 
-  const readOnce = async (): Promise<string | null> => {
-    if (finished) return null;
-    const reply = (await callAsync(run, 'fetchRead', { stream: head.stream })) as ReadReply;
-    if (reply.done) {
-      finished = true;
-      return null;
-    }
-    return reply.chunk;
-  };
-  const read = (): Promise<string | null> => {
-    const next = queue.then(readOnce);
+  // One read of the host's at a time, in the order they were asked for; null once the body has ended.
+  const queued = <T>(readOnce: () => Promise<T | null>): Promise<T | null> => {
+    const next = queue.then(() => (finished ? null : readOnce()));
     queue = next.then(
       () => undefined,
       () => undefined,
     );
     return next;
   };
+  const ended = (reply: { done?: true }): boolean => {
+    if (reply.done !== true) return false;
+    finished = true;
+    return true;
+  };
+  const read = (): Promise<string | null> =>
+    queued(async () => {
+      const reply = (await callAsync(run, 'fetchRead', { stream: head.stream })) as ReadReply;
+      return ended(reply) ? null : (reply as { chunk: string }).chunk;
+    });
+  const readEvents = (restart: boolean): Promise<ServerSentEvent[] | null> =>
+    queued(async () => {
+      const reply = (await callAsync(run, 'fetchRead', { stream: head.stream, events: true, restart })) as EventsReply;
+      return ended(reply) ? null : (reply as { events: ServerSentEvent[] }).events;
+    });
   const close = (): void => {
     if (finished) return;
     finished = true;
@@ -68,9 +77,8 @@ export function makeStreamedResponse(run: Run, head: StreamHead) {
       },
     },
     async *events(): AsyncGenerator<ServerSentEvent, void, undefined> {
-      const parser = createEventStreamParser();
       try {
-        for (let chunk = await read(); chunk !== null; chunk = await read()) yield* parser.push(chunk);
+        for (let events = await readEvents(true); events !== null; events = await readEvents(false)) yield* events;
       } finally {
         close();
       }
