@@ -3,8 +3,8 @@
  * reads them: text is pushed in chunks split anywhere (a line, a CRLF, a field), each blank line
  * dispatches the event gathered so far, comment lines (`:`) are ignored, and an event without data is
  * not dispatched. The project's one parser of event streams: the client reads the API's streams with
- * it, and the sandbox bundles it for an agent's `events()` (sys.fetch with `stream: true`), so it
- * stays pure (no platform API).
+ * it, and the worker parses an agent's `events()` with it (sys.fetch with `stream: true`,
+ * workers/sandbox/streamed-fetch.ts). It stays pure (no platform API): the client runs in browsers.
  */
 
 export interface ServerSentEvent {
