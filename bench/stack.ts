@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { createServer } from 'node:net';
@@ -39,6 +40,19 @@ export interface Stack {
 }
 
 const distRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * The flags the Procfile gives `node` for the process that runs `entry` (e.g. `workers/main.js`), so
+ * the bench measures the product as it is deployed.
+ */
+export function procfileNodeFlags(entry: string): string[] {
+  const procfile = readFileSync(new URL('../../Procfile', import.meta.url), 'utf8');
+  const line = procfile.split('\n').find((l) => l.trim().endsWith(`dist/${entry}`));
+  if (!line) throw new Error(`the Procfile runs no dist/${entry}`);
+  const words = line.slice(line.indexOf(':') + 1).trim().split(/\s+/);
+  return words.slice(1, -1);
+}
+
 const tailChars = 16_000;
 
 export function stackEnv(settings: StackSettings): Record<string, string> {
@@ -95,7 +109,7 @@ export async function startStack(settings: StackSettings, onSpawn: (process: Pro
 function spawnProcess(name: string, entry: string, env: Record<string, string>): ProductProcess {
   // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles web and worker.
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(env.BENCH_NODE_IMPORT ? ['--import', env.BENCH_NODE_IMPORT] : [])];
-  const child = spawn(process.execPath, ['--no-node-snapshot', ...nodeArgs, `${distRoot}${entry}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...procfileNodeFlags(entry), ...nodeArgs, `${distRoot}${entry}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start the ${name} process`);
   let tail = '';
   let partial = '';

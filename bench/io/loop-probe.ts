@@ -1,11 +1,13 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 
 /**
  * Loaded into a product process with `node --import` by the waiting-runs bench: writes the process's
- * event-loop delay (p99 and max, ms) to `<LOOP_PROBE_DIR>/<pid>.json` every second, so the bench reads
- * it without the product knowing. SIGUSR2 restarts the histogram (the bench sends it as timing starts).
+ * event-loop delay (p99 and max, ms) and its garbage-collection pauses (how many, their total and the
+ * longest, ms; the process's own heap, not the agents' isolates) to `<LOOP_PROBE_DIR>/<pid>.json`
+ * every second, so the bench reads them without the product knowing. SIGUSR2 starts both over (the
+ * bench sends it as timing starts).
  * With LOOP_PROBE_PROFILE_SECONDS, SIGUSR2 also starts a CPU profile of that many seconds of the timed
  * window, written to `<LOOP_PROBE_DIR>/<pid>.cpuprofile` (the start-up wave left out).
  */
@@ -14,13 +16,22 @@ if (dir) {
   const file = `${dir}/${process.pid}.json`;
   const histogram = monitorEventLoopDelay({ resolution: 10 });
   histogram.enable();
+  let gc = { pauses: 0, totalMs: 0, maxMs: 0 };
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.pauses += 1;
+      gc.totalMs += entry.duration;
+      gc.maxMs = Math.max(gc.maxMs, entry.duration);
+    }
+  }).observe({ entryTypes: ['gc'] });
   const timer = setInterval(() => {
-    writeFileSync(file, JSON.stringify({ p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, at: Date.now() }));
+    writeFileSync(file, JSON.stringify({ p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, gc, at: Date.now() }));
   }, 1000);
   timer.unref();
   const profileSeconds = Number(process.env.LOOP_PROBE_PROFILE_SECONDS ?? 0);
   process.on('SIGUSR2', () => {
     histogram.reset();
+    gc = { pauses: 0, totalMs: 0, maxMs: 0 };
     if (profileSeconds > 0) profileFor(profileSeconds, `${dir}/${process.pid}.cpuprofile`);
   });
 }

@@ -23,7 +23,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
  * limit C / T, the latency added to T (p50, p99), the cores worker, web, this process and the whole
- * machine used in the timed window, the most PostgreSQL connections open at once, each process's RSS peak and event-loop delay p99, and errors;
+ * machine used in the timed window, the most PostgreSQL connections open at once, each process's RSS peak,
+ * event-loop delay p99 and garbage-collection pauses (count, total, longest; its own heap), and errors;
  * writes bench/io-results.json.
  *
  * `--stream` (DESIGN §13): the server speaks the chat-completions stream format, the agent reads it
@@ -173,7 +174,7 @@ async function main(): Promise<number> {
     const cpu = cpuAtStart ? cpuCores(cpuAtStart, readCpu(stack.worker.pid, stack.web.pid)) : null;
     const [workerRss, webRss] = rss.map((s) => s.stop());
     const mostConnections = (await connections?.stop()) ?? 0;
-    const loops = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
+    const probes = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
     if (options.profileSeconds) keepProfiles(probeDir, options.profileDir, { worker: stack.worker.pid, web: stack.web.pid });
     const limit = options.clients / options.seconds;
     const runsPerSecond = completed / options.duration;
@@ -196,7 +197,8 @@ async function main(): Promise<number> {
       cpuCores: cpu,
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
-      eventLoopDelayMs: { worker: loops[0], web: loops[1] },
+      eventLoopDelayMs: { worker: probes[0]?.loop ?? null, web: probes[1]?.loop ?? null },
+      gcPausesMs: { worker: probes[0]?.gc ?? null, web: probes[1]?.gc ?? null },
       errors: errors.length,
       firstErrors: [...new Set(errors)].slice(0, 5),
       firstWarnings: processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 5),
@@ -306,10 +308,19 @@ function keepProfiles(probeDir: string, toDir: string, pids: Record<string, numb
   }
 }
 
-function readProbe(dir: string, pid: number): { p99: number; max: number } | null {
+interface ProbeReading {
+  loop: { p99: number; max: number };
+  gc: { pauses: number; total: number; max: number };
+}
+
+/** What loop-probe.ts last wrote for the process: its event-loop delay and its GC pauses over the timed window. */
+function readProbe(dir: string, pid: number): ProbeReading | null {
   try {
-    const probe = JSON.parse(readFileSync(`${dir}/${pid}.json`, 'utf8')) as { p99: number; max: number };
-    return { p99: round(probe.p99), max: round(probe.max) };
+    const probe = JSON.parse(readFileSync(`${dir}/${pid}.json`, 'utf8')) as { p99: number; max: number; gc: { pauses: number; totalMs: number; maxMs: number } };
+    return {
+      loop: { p99: round(probe.p99), max: round(probe.max) },
+      gc: { pauses: probe.gc.pauses, total: round(probe.gc.totalMs), max: round(probe.gc.maxMs) },
+    };
   } catch {
     return null;
   }
