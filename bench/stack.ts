@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -45,7 +45,7 @@ const distRoot = fileURLToPath(new URL('../', import.meta.url));
  * The flags the Procfile gives `node` for the process that runs `entry` (e.g. `workers/main.js`), so
  * the bench measures the product as it is deployed.
  */
-export function procfileNodeFlags(entry: string): string[] {
+function procfileNodeFlags(entry: string): string[] {
   const procfile = readFileSync(new URL('../../Procfile', import.meta.url), 'utf8');
   const line = procfile.split('\n').find((l) => l.trim().endsWith(`dist/${entry}`));
   if (!line) throw new Error(`the Procfile runs no dist/${entry}`);
