@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 const msPerTick = 10;
 
 /** CPU time a process has used so far, in ms (fields 14 and 15 of /proc/<pid>/stat). */
-export function readCpuMs(pid: number): number {
+function readCpuMs(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // The command name (field 2) may hold spaces; the fields after its closing parenthesis do not.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -14,10 +14,37 @@ export function readCpuMs(pid: number): number {
 }
 
 /** Busy CPU time of the whole machine so far, in ms: every state of /proc/stat but idle and iowait. */
-export function readMachineBusyMs(): number {
+function readMachineBusyMs(): number {
   const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).map(Number);
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = ticks;
   return (user + nice + system + irq + softirq + steal) * msPerTick;
+}
+
+/** CPU time used so far by some processes, this one and the whole machine (`readCpu`). */
+export interface CpuReading {
+  /** performance.now() when read. */
+  at: number;
+  /** ms of CPU used so far by each of the given processes, in order. */
+  processMs: number[];
+  /** ms used so far by this process. */
+  ownMs: number;
+  /** ms the whole machine has been busy so far (Postgres, Redis and anything else running included). */
+  machineMs: number;
+}
+
+export function readCpu(pids: number[]): CpuReading {
+  const own = process.cpuUsage();
+  return { at: performance.now(), processMs: pids.map(readCpuMs), ownMs: (own.user + own.system) / 1000, machineMs: readMachineBusyMs() };
+}
+
+/** What was used between two readings of the same processes: `at` is the window's length in ms. */
+export function cpuBetween(from: CpuReading, to: CpuReading): CpuReading {
+  return {
+    at: to.at - from.at,
+    processMs: to.processMs.map((ms, i) => ms - from.processMs[i]!),
+    ownMs: to.ownMs - from.ownMs,
+    machineMs: to.machineMs - from.machineMs,
+  };
 }
 
 export interface CpuCost<T> {
@@ -32,15 +59,8 @@ export interface CpuCost<T> {
 
 /** Runs `work` and measures the CPU the given processes, this one and the machine used meanwhile. */
 export async function withCpuCost<T>(pids: number[], work: () => Promise<T>): Promise<CpuCost<T>> {
-  const before = pids.map(readCpuMs);
-  const ownBefore = process.cpuUsage();
-  const machineBefore = readMachineBusyMs();
+  const before = readCpu(pids);
   const result = await work();
-  const own = process.cpuUsage(ownBefore);
-  return {
-    result,
-    processMs: pids.map((pid, i) => readCpuMs(pid) - before[i]!),
-    ownMs: (own.user + own.system) / 1000,
-    machineMs: readMachineBusyMs() - machineBefore,
-  };
+  const { processMs, ownMs, machineMs } = cpuBetween(before, readCpu(pids));
+  return { result, processMs, ownMs, machineMs };
 }

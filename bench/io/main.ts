@@ -6,7 +6,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import type { ExecutionResponse } from '../../shared/api.js';
 import { createClient, type ApiClient } from '../client.js';
-import { readCpuMs, readMachineBusyMs } from '../cpu.js';
+import { cpuBetween, readCpu, type CpuReading } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { sampleRssPeak } from '../rss.js';
@@ -76,9 +76,9 @@ function parseOptions(argv: string[]): IoOptions {
     args: argv,
     options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' } },
   });
-  const number = (name: string, value: string | undefined, fallback: number) => {
+  const number = (name: string, value: string | undefined, fallback: number, { zero = false } = {}) => {
     const parsed = value === undefined ? fallback : Number(value);
-    if (!(parsed > 0)) throw new Error(`--${name} must be a positive number`);
+    if (!(parsed > 0 || (zero && parsed === 0))) throw new Error(`--${name} must be a ${zero ? 'non-negative' : 'positive'} number`);
     return parsed;
   };
   const concurrency = values['worker-concurrency'];
@@ -87,7 +87,7 @@ function parseOptions(argv: string[]): IoOptions {
     clients: number('clients', values.clients, 1000),
     seconds: number('seconds', values.seconds, 5),
     duration: number('duration', values.duration, 30),
-    warmup: values.warmup === undefined || values.warmup === '0' ? 0 : number('warmup', values.warmup, 0),
+    warmup: number('warmup', values.warmup, 0, { zero: true }),
     workerConcurrency: concurrency === undefined ? undefined : number('worker-concurrency', concurrency, 0),
     profileSeconds: values.profile === undefined ? 0 : number('profile', values.profile, 0),
     profileDir: values['profile-dir'] ?? '.',
@@ -146,7 +146,7 @@ async function main(): Promise<number> {
     let connections: ReturnType<typeof sampleConnections> | undefined;
     let cpuAtStart: CpuReading | undefined;
     const startSampling = setTimeout(() => {
-      cpuAtStart = readCpu(stack.worker.pid, stack.web.pid);
+      cpuAtStart = readCpu([stack.worker.pid, stack.web.pid]);
       for (const p of [stack.web, stack.worker]) process.kill(p.pid, 'SIGUSR2');
       rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
       connections = sampleConnections(databaseName);
@@ -171,7 +171,7 @@ async function main(): Promise<number> {
       }),
     );
     clearTimeout(startSampling);
-    const cpu = cpuAtStart ? cpuCores(cpuAtStart, readCpu(stack.worker.pid, stack.web.pid)) : null;
+    const cpu = cpuAtStart ? cpuCores(cpuBetween(cpuAtStart, readCpu([stack.worker.pid, stack.web.pid]))) : null;
     const [workerRss, webRss] = rss.map((s) => s.stop());
     const mostConnections = (await connections?.stop()) ?? 0;
     const probes = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
@@ -212,25 +212,10 @@ async function main(): Promise<number> {
   }
 }
 
-interface CpuReading {
-  at: number;
-  worker: number;
-  web: number;
-  bench: number;
-  machine: number;
-}
-
-/** CPU time used so far (ms) by worker, web, this process (clients and upstream server) and the whole machine. */
-function readCpu(workerPid: number, webPid: number): CpuReading {
-  const own = process.cpuUsage();
-  return { at: performance.now(), worker: readCpuMs(workerPid), web: readCpuMs(webPid), bench: (own.user + own.system) / 1000, machine: readMachineBusyMs() };
-}
-
-/** Cores used on average between two readings (the timed window): where the machine's time went. */
-function cpuCores(from: CpuReading, to: CpuReading): Record<'worker' | 'web' | 'bench' | 'machine', number> {
-  const elapsed = to.at - from.at;
-  const cores = (key: 'worker' | 'web' | 'bench' | 'machine') => Math.round(((to[key] - from[key]) / elapsed) * 100) / 100;
-  return { worker: cores('worker'), web: cores('web'), bench: cores('bench'), machine: cores('machine') };
+/** Cores used on average over a window (cpuBetween of readings of [worker, web]): where the machine's time went. */
+function cpuCores(used: CpuReading): Record<'worker' | 'web' | 'bench' | 'machine', number> {
+  const cores = (ms: number) => Math.round((ms / used.at) * 100) / 100;
+  return { worker: cores(used.processMs[0]!), web: cores(used.processMs[1]!), bench: cores(used.ownMs), machine: cores(used.machineMs) };
 }
 
 interface CallResult {
