@@ -67,6 +67,7 @@ export function stackEnv(settings: StackSettings): Record<string, string> {
     MAX_AGENT_RUNTIME_MS: String(settings.maxAgentRuntimeMs),
     SECRETS_KEY: randomBytes(32).toString('base64url'),
     SESSION_SECRET: randomBytes(32).toString('base64url'),
+    ...(process.env.WEB_INLINE_RUNS ? { WEB_INLINE_RUNS: process.env.WEB_INLINE_RUNS } : {}),
     ...settings.env,
   };
 }
@@ -88,7 +89,7 @@ export async function startCluster(
     onSpawn(spawned);
   };
   for (let i = 0; i < shape.workers; i++) spawnOne(`worker${i + 1}`, 'workers/main.js');
-  shape.webPorts.forEach((port, i) => spawnOne(`web${i + 1}`, 'server/main.js', { PORT: String(port) }));
+  shape.webPorts.forEach((port, i) => spawnOne(`web${i + 1}`, 'cli/web.js', { PORT: String(port) }));
   const baseUrls = shape.webPorts.map((port) => `http://127.0.0.1:${port}`);
   for (const baseUrl of baseUrls) await waitUntilHealthy(baseUrl, processes, 30_000);
   return { baseUrls, processes };
@@ -99,7 +100,7 @@ export async function startStack(settings: StackSettings, onSpawn: (process: Pro
   const env = stackEnv(settings);
   const worker = spawnProcess('worker', 'workers/main.js', env);
   onSpawn(worker);
-  const web = spawnProcess('web', 'server/main.js', env);
+  const web = spawnProcess('web', 'cli/web.js', env);
   onSpawn(web);
   const baseUrl = `http://127.0.0.1:${settings.port}`;
   await waitUntilHealthy(baseUrl, [web, worker], 30_000);

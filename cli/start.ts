@@ -4,6 +4,7 @@ import { ensureDatabase, createDb, migrateToLatest } from '../db/database.js';
 import { openRuntime } from '../db/runtime.js';
 import { startWeb } from '../server/web.js';
 import { startWorkers } from '../workers/start-workers.js';
+import { startInlineRuns } from '../workers/inline-runs.js';
 
 /** `npm start`: one process for one machine — creates and migrates the database, then serves web + worker. */
 const config = loadConfig();
@@ -16,7 +17,7 @@ if (applied.length) logger.info({ applied }, 'migrations applied');
 
 const runtime = await openRuntime(config, logger, 2 * config.databasePoolSize);
 const worker = await startWorkers(runtime);
-const web = await startWeb(runtime);
+const web = await startWeb(runtime, config.port, { inlineRuns: await startInlineRuns(runtime) });
 logger.info({ port: web.port, concurrency: config.workerConcurrency }, 'agentexec listening');
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -8,6 +8,7 @@ import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
+import type { InlineRuns } from '../runs/inline-runs.js';
 import type { BearerKeys } from './auth/bearer-keys.js';
 import type { RunEvents } from './exec/run-events.js';
 import type { WebMetrics } from './ops/metrics.js';
@@ -31,4 +32,7 @@ export interface WebDeps {
   clock: Clock;
   metrics: WebMetrics;
   usage: UsageRecorder;
+  /** Short runs answered here rather than queued (workers/inline-runs.ts), when the process was given them. */
+  inlineRuns?: InlineRuns;
 }
+

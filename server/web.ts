@@ -13,6 +13,7 @@ import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
 import { createApp } from './app.js';
 import { openBearerKeys } from './auth/bearer-keys.js';
+import type { InlineRuns } from '../runs/inline-runs.js';
 import type { WebDeps } from './deps.js';
 import { openRunEvents } from './exec/run-events.js';
 import { createWebMetrics } from './ops/metrics.js';
@@ -32,6 +33,7 @@ const keepAliveTimeoutMs = 65_000;
 export async function startWeb(
   base: { config: Config; db: Db; logger: Logger; box: SecretBox; clock: Clock; secrets: Secrets },
   port = base.config.port,
+  { inlineRuns }: { inlineRuns?: InlineRuns } = {},
 ): Promise<WebServer> {
   const { config, logger } = base;
   const redis = await openProducer(config.redisUrl, logger);
@@ -49,7 +51,7 @@ export async function startWeb(
   const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, prefix: config.queuePrefix, db: base.db, logger });
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
-  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, bearerKeys, metrics, usage };
+  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, bearerKeys, metrics, usage, inlineRuns };
   const server = createApp(deps).listen(port);
   // Node closes an idle keep-alive connection after 5 s, which races a client sending on it (ECONNRESET
   // on a POST it cannot safely repeat). Idle connections stay open longer than load balancers keep
@@ -65,6 +67,7 @@ export async function startWeb(
       await drain(server);
       // After the drain, so the calls still open are recorded; before the caller destroys the db.
       await usage.close();
+      await inlineRuns?.close();
       await runEvents.close();
       await bearerKeys.close();
       await queue.close();

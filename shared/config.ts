@@ -26,6 +26,8 @@ export interface Config {
   webhookSweepSeconds: number;
   /** Warm isolates a worker keeps for the next runs of the same agent version (0: a new isolate per run). */
   sandboxWarmContexts: number;
+  /** Web processes answer short runs themselves (workers/inline-runs.ts) instead of queueing every call. */
+  webInlineRuns: boolean;
   /** Undefined outside production when not set: resolved at start-up (see resolveSecrets). */
   sessionSecret: string | undefined;
   secretsKey: string | undefined;
@@ -98,6 +100,7 @@ const variables = {
   WEBHOOK_ALLOW: list,
   WEBHOOK_SWEEP_SECONDS: int(1, 86_400),
   SANDBOX_WARM_CONTEXTS: int(0, 100_000),
+  WEB_INLINE_RUNS: bool,
   SESSION_SECRET: secret,
   SECRETS_KEY: secret,
   SESSION_IDLE_MINUTES: int(1),
@@ -156,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookSweepSeconds: parsed.WEBHOOK_SWEEP_SECONDS ?? 60,
     // As many as the runs a worker holds: a burst of runs ending together leaves them all warm for the next.
     sandboxWarmContexts: parsed.SANDBOX_WARM_CONTEXTS ?? parsed.WORKER_CONCURRENCY ?? 1000,
+    webInlineRuns: parsed.WEB_INLINE_RUNS ?? true,
     sessionSecret: parsed.SESSION_SECRET,
     secretsKey: parsed.SECRETS_KEY,
     sessionIdleMinutes: parsed.SESSION_IDLE_MINUTES ?? 30,

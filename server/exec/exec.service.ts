@@ -64,6 +64,8 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
       run.finished();
     }
   }
+  const inline = await runInline(deps, call);
+  if (inline) return inline;
   const runId = randomUUID();
   const answer = createAnswer();
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
@@ -80,6 +82,19 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
   } finally {
     stopListening();
   }
+}
+
+/**
+ * A new conversation's call answered by this process (WebDeps.inlineRuns), or undefined: queue it.
+ * Background runs and draft validations always go through the queue.
+ */
+async function runInline(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse | undefined> {
+  if (!deps.inlineRuns || call.draft || call.background || call.body.convid !== undefined) return undefined;
+  const data = runJobData(call, randomUUID(), randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
+  const result = await deps.inlineRuns.run(data, call.body.inputs ?? {});
+  if (result === 'queue') return undefined;
+  if (result.kind === 'refused') throw new AppError(result.code, result.message);
+  return result.response;
 }
 
 /** A call's answer, settled by the first of: the run's end event, a refusal, or the lost-answer watch. */
@@ -155,22 +170,7 @@ async function enqueueRun(
     logged,
   };
   const findable = isFindable(active);
-  const data: RunJobData = {
-    runId,
-    requestId: call.requestId,
-    events,
-    agentName: call.body.agentName,
-    convid,
-    newConversation: !existing,
-    turn,
-    ...(place?.first ? { turnFirst: true } : {}),
-    caller: call.caller,
-    ...(call.sessionId ? { sessionId: call.sessionId } : {}),
-    ...(call.draft ? { draft: call.draft } : {}),
-    sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))),
-    submittedAt: Date.now(),
-    ...(call.background ? { background: true } : {}),
-  };
+  const data = runJobData(call, runId, convid, events, { turn, first: place?.first, sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))) });
   try {
     await Promise.all([
       findable && registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
@@ -188,6 +188,32 @@ async function enqueueRun(
     joined: false,
     identity: data,
     finished: () => void (findable && unregisterRun(redis, prefix, active).catch(() => undefined)),
+  };
+}
+
+/** The run of a call as a job describes it; `sealedInputs` only for a job that is queued (an inline run has its inputs at hand). */
+function runJobData(
+  call: ExecCall,
+  runId: string,
+  convid: string,
+  events: RunJobData['events'],
+  { turn, first, sealedInputs = '' }: { turn: string | null; first?: boolean; sealedInputs?: string },
+): RunJobData {
+  return {
+    runId,
+    requestId: call.requestId,
+    events,
+    agentName: call.body.agentName,
+    convid,
+    newConversation: call.body.convid === undefined,
+    turn,
+    ...(first ? { turnFirst: true } : {}),
+    caller: call.caller,
+    ...(call.sessionId ? { sessionId: call.sessionId } : {}),
+    ...(call.draft ? { draft: call.draft } : {}),
+    sealedInputs,
+    submittedAt: Date.now(),
+    ...(call.background ? { background: true } : {}),
   };
 }
 

@@ -22,7 +22,7 @@ describe('bearer keys cached across two web processes', () => {
     for (let i = 0; i < 2; i++) {
       const port = String(await freePort());
       urls.push(`http://127.0.0.1:${port}`);
-      webs.push(spawnEntry('server/main.js', [], { PORT: port }));
+      webs.push(spawnEntry('cli/web.js', [], { PORT: port }));
     }
     // A web process listens once its change subscription is in place (its cache in use).
     await Promise.all(webs.map((web) => waitForOutput(web, /web listening/)));

@@ -15,7 +15,7 @@ describe('a paused ask survives restarts', () => {
 
   async function startProcesses() {
     worker = spawnEntry('workers/main.js');
-    web = spawnEntry('server/main.js', [], { PORT: port });
+    web = spawnEntry('cli/web.js', [], { PORT: port });
     await waitForOutput(worker, /worker running/);
     await waitForOutput(web, /web listening/);
   }

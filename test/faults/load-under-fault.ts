@@ -103,7 +103,7 @@ export async function publishFaultAgents(db: Db): Promise<{ counter: string; ask
 
 /** A web and a worker process with `env`, once both are ready. */
 export async function startWebAndWorker(env: Record<string, string>): Promise<Spawned[]> {
-  const processes = [spawnEntry('server/main.js', [], env), spawnEntry('workers/main.js', [], env)];
+  const processes = [spawnEntry('cli/web.js', [], env), spawnEntry('workers/main.js', [], env)];
   await Promise.all([waitForOutput(processes[0]!, /web listening/), waitForOutput(processes[1]!, /worker running/)]);
   return processes;
 }

@@ -22,7 +22,7 @@ describe('processes killed mid-work', function () {
   const slow = uniqueAgentName('slow');
   const ticker = uniqueAgentName('ticker');
 
-  const start = (entry: 'server/main.js' | 'workers/main.js', extra: Record<string, string> = {}) => {
+  const start = (entry: 'cli/web.js' | 'workers/main.js', extra: Record<string, string> = {}) => {
     const spawned = spawnEntry(entry, [], { ...env, ...extra });
     processes.push(spawned);
     return spawned;
@@ -45,7 +45,7 @@ describe('processes killed mid-work', function () {
   });
 
   it('ends the runs of a worker killed mid-run as unexpected, keeping nothing, while the other worker runs its own and takes new work', async () => {
-    const web = start('server/main.js', { PORT: ports[0]! });
+    const web = start('cli/web.js', { PORT: ports[0]! });
     const workers = [start('workers/main.js'), start('workers/main.js')];
     await Promise.all([waitForOutput(web, /web listening/), ...workers.map((w) => waitForOutput(w, /worker running/))]);
     const convids: string[] = [];
@@ -71,7 +71,7 @@ describe('processes killed mid-work', function () {
   });
 
   it('lets a client whose web process was killed mid-stream re-attach through the other one and get the rest, once each', async () => {
-    const doomedWeb = start('server/main.js', { PORT: ports[1]! });
+    const doomedWeb = start('cli/web.js', { PORT: ports[1]! });
     await waitForOutput(doomedWeb, /web listening/);
     const stream = await openStream(urls[1], '/api/exec/execAgent', { agentName: ticker, stream: true }, { key });
     await stream.next((e) => e.event === 'part' && e.data.text === 'tick 3');

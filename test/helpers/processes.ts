@@ -13,7 +13,7 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Runs one of the compiled entry points (`server/main.js`, `workers/main.js`, `cli/main.js`) as its own process. */
+/** Runs one of the compiled entry points (`cli/web.js`, `workers/main.js`, `cli/main.js`) as its own process. */
 export function spawnEntry(entry: string, args: string[] = [], env: Record<string, string> = {}, stdin?: string): Spawned {
   const child = spawn(process.execPath, ['--no-node-snapshot', `${distRoot}${entry}`, ...args], {
     env: { PATH: process.env.PATH ?? '', ...testEnv, LOG_LEVEL: 'info', ...env },

@@ -5,6 +5,7 @@ import { createLogger } from '../../shared/logger.js';
 import { openRuntime, type Runtime } from '../../db/runtime.js';
 import { startWeb, type WebServer } from '../../server/web.js';
 import { startWorkers, type Workers } from '../../workers/start-workers.js';
+import { startInlineRuns } from '../../workers/inline-runs.js';
 import { startTestSmtp, type TestSmtp } from './smtp.js';
 import { testEnv } from './test-env.js';
 
@@ -38,7 +39,7 @@ export async function startStack(overrides: Record<string, string> = {}, options
   const runtime = await openRuntime(config, logger, 2 * config.databasePoolSize);
   if (options.clock) runtime.clock = options.clock;
   const worker = await startWorkers(runtime);
-  const web = await startWeb(runtime, 0);
+  const web = await startWeb(runtime, 0, { inlineRuns: await startInlineRuns(runtime) });
   return {
     url: `http://127.0.0.1:${web.port}`,
     config,

@@ -21,7 +21,7 @@ describe('crash safety and graceful stops (separate processes)', () => {
 
   const alive = (pattern: RegExp) => spawned.find((p) => p.child.exitCode === null && p.child.signalCode === null && pattern.test(p.output()))!;
 
-  function start(entry: 'server/main.js' | 'workers/main.js'): Spawned {
+  function start(entry: 'cli/web.js' | 'workers/main.js'): Spawned {
     const process = spawnEntry(entry, [], env());
     spawned.push(process);
     return process;
@@ -41,7 +41,7 @@ describe('crash safety and graceful stops (separate processes)', () => {
   });
 
   it('ends a run whose worker was killed with SIGKILL as unexpected, keeping nothing of it', async () => {
-    const web = start('server/main.js');
+    const web = start('cli/web.js');
     const doomed = start('workers/main.js');
     await Promise.all([waitForOutput(web, /web listening/), waitForOutput(doomed, /worker running/)]);
     const first = await execAgent(url, key, { agentName: counter });

@@ -34,7 +34,7 @@ describe('many processes', () => {
     await publishAgent(db, spinner, `export default async (sys) => { sys.say('spinning'); for (;;) {} }`);
     await publishAgent(db, counter, `export default async (sys) => { sys.vars.n = (sys.vars.n ?? 0) + 1; sys.say(String(sys.vars.n)); }`);
     await publishAgent(db, holder, `export default async (sys) => { await sys.sleep(400); }`);
-    for (const port of ports) webs.push(spawnEntry('server/main.js', [], { PORT: port }));
+    for (const port of ports) webs.push(spawnEntry('cli/web.js', [], { PORT: port }));
     for (let i = 0; i < 2; i++) workers.push(spawnEntry('workers/main.js', [], { WORKER_CONCURRENCY: '2', LOG_LEVEL: 'info' }));
     await Promise.all([...webs.map((w) => waitForOutput(w, /web listening/)), ...workers.map((w) => waitForOutput(w, /worker running/))]);
   });

@@ -32,15 +32,48 @@ describe('when Redis or PostgreSQL is unreachable', () => {
       });
 
       it('answers 503 unavailable at once while it is down, and serves again when it is back', async () => {
+        const earlier = await execAgent(stack.url, key, { agentName: hello });
         await proxy.cut();
         const started = Date.now();
-        const down = await execAgent(stack.url, key, { agentName: hello });
+        // A call on a conversation takes its turn in Redis and its run is queued; PostgreSQL keeps every run.
+        const down = await execAgent(stack.url, key, { agentName: hello, convid: earlier.body.convid });
         assert.equal(down.status, 503);
         assert.equal(down.body.error.code, 'unavailable');
         assert.ok(Date.now() - started < 3000, `answered in ${Date.now() - started} ms, not after the run deadline`);
         await proxy.restore();
-        await waitFor(async () => (await execAgent(stack.url, key, { agentName: hello })).body.resultCode === 'success', 15_000, 'service to resume');
+        await waitFor(async () => (await execAgent(stack.url, key, { agentName: hello, convid: earlier.body.convid })).body.resultCode === 'success', 15_000, 'service to resume');
       });
+
+      if (server === 'Redis') {
+        it('still answers a short run of a new conversation meanwhile: the web process runs it and PostgreSQL keeps it', async () => {
+          await proxy.cut();
+          try {
+            const short = await execAgent(stack.url, key, { agentName: hello });
+            assert.equal(short.status, 200);
+            assert.deepEqual(short.body.output, [{ type: 'text', text: 'hello' }]);
+            const record = await stack.runtime.db.selectFrom('executions').select('result_code').where('convid', '=', short.body.convid).executeTakeFirstOrThrow();
+            assert.equal(record.result_code, 'success');
+          } finally {
+            await proxy.restore();
+          }
+          // Once Redis is back, the conversation goes on through the queue.
+          const convid = (await execAgent(stack.url, key, { agentName: hello })).body.convid;
+          await waitFor(async () => (await execAgent(stack.url, key, { agentName: hello, convid })).body.resultCode === 'success', 15_000, 'service to resume');
+        });
+      } else {
+        it('answers a short run of a new conversation 503 at once too: the web process cannot keep it', async () => {
+          await proxy.cut();
+          try {
+            const started = Date.now();
+            const short = await execAgent(stack.url, key, { agentName: hello });
+            assert.equal(short.status, 503);
+            assert.equal(short.body.error.code, 'unavailable');
+            assert.ok(Date.now() - started < 3000, `answered in ${Date.now() - started} ms`);
+          } finally {
+            await proxy.restore();
+          }
+        });
+      }
     });
   }
 });

@@ -97,11 +97,12 @@ describe('cancelling a call', () => {
   });
 
   it('withdraws a call still waiting for a worker, and one waiting for its conversation', async () => {
-    // Both worker slots busy: the third call waits in the queue.
+    // Both worker slots busy: the third call waits in the queue (it sleeps, so its web process does not
+    // answer it itself: short runs, test/exec/short-runs.test.ts).
     const busy = [await conversation(), await conversation()];
     const streams = await Promise.all(busy.map((convid) => openStream(stack.url, '/api/exec/execAgent', { agentName: sleeper, convid, stream: true }, { key })));
     await Promise.all(streams.map((s) => s.next((e) => e.event === 'part')));
-    const queued = post(stack.url, '/api/exec/execAgent', { agentName: hello }, { key, headers: { 'X-Request-Id': 'queued-call' } });
+    const queued = post(stack.url, '/api/exec/execAgent', { agentName: sleeper }, { key, headers: { 'X-Request-Id': 'queued-call' } });
     await waitFor(async () => (await post(stack.url, '/api/exec/cancel', { requestId: 'queued-call' }, { key })).body.cancelled === true, 5000, 'the queued call to be found');
     assert.equal((await queued).body.resultCode, 'stopped');
     const record = await stack.runtime.db.selectFrom('executions').select('result_code').where('request_id', '=', 'queued-call').executeTakeFirstOrThrow();

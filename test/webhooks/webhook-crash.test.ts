@@ -44,7 +44,7 @@ describe('webhooks when a worker is killed after its commit (separate processes)
     await db.destroy();
   });
 
-  const start = (entry: 'server/main.js' | 'workers/main.js') => {
+  const start = (entry: 'cli/web.js' | 'workers/main.js') => {
     const process = spawnEntry(entry, [], env);
     spawned.push(process);
     return process;
@@ -57,7 +57,7 @@ describe('webhooks when a worker is killed after its commit (separate processes)
     const set = await runCli(['webhooks:set', '--name', account.name, '--url', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, '--json'], env);
     assert.equal(set.code, 0, set.output);
 
-    const web = start('server/main.js');
+    const web = start('cli/web.js');
     const doomed = start('workers/main.js');
     await Promise.all([waitForOutput(web, /web listening/), waitForOutput(doomed, /worker running/)]);
     const url = `http://127.0.0.1:${env.PORT}`;

@@ -78,7 +78,7 @@ export async function runOnConversation(
   const behind = held?.committed && speculate(sink, signal, held.committed);
   let ran: Ran;
   try {
-    ran = behind ? await runAgent(deps, data, start, behind.sink, behind.signal, behind.hold) : await runAgent(deps, data, start, sink, signal);
+    ran = behind ? await runAgent(deps, data, start, behind.sink, behind.signal, { hold: behind.hold }) : await runAgent(deps, data, start, sink, signal);
   } finally {
     if (behind) behind.end();
   }

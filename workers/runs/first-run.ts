@@ -57,7 +57,7 @@ async function runOnGuess(
   try {
     const start = await freshStart(deps, deps.db, data, undefined, inputs, guess);
     if (!start) return 'wrong';
-    const ran = await runAgent(deps, data, start, guessed.sink, guessed.signal, guessed.hold);
+    const ran = await runAgent(deps, data, start, guessed.sink, guessed.signal, { hold: guessed.hold });
     guessed.stopAsking();
     // Confirmed by the read it asked for, or else by its commit, fenced on the guess.
     const readAsked = guessed.asked();
@@ -79,7 +79,7 @@ async function runOnGuess(
 }
 
 /** Records what the run left (fenced on the version it guessed, when it did not read it). */
-async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: Ran, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunResult | 'stale'> {
+export async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: Ran, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunResult | 'stale'> {
   const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
   const changes = keptChanges(deps, data, undefined, start, outcome, startedAt);
   const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };

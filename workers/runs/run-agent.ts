@@ -3,7 +3,7 @@ import type { RunJobData } from '../../shared/jobs.js';
 import { executionResponse } from '../../runs/execution-response.js';
 import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
-import type { SandboxError, SandboxOutcome } from '../sandbox/sandbox.types.js';
+import type { SandboxError, SandboxOutcome, SandboxRun } from '../sandbox/sandbox.types.js';
 import { draftRunResponse } from './draft-runs.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import type { RunStart } from './run-start.js';
@@ -19,9 +19,16 @@ export interface Ran {
 
 /**
  * Runs the agent in the sandbox from `start`, with no database connection held. A logged run sends its
- * parts (and a draft's trace events) to `sink` as they are made. `hold`: see SandboxRun.
+ * parts (and a draft's trace events) to `sink` as they are made. `hold` and `inline`: see SandboxRun.
  */
-export async function runAgent(deps: RunDeps, data: RunJobData, start: RunStart, sink: RunEventSink, signal: AbortSignal, hold?: PromiseLike<unknown>): Promise<Ran> {
+export async function runAgent(
+  deps: RunDeps,
+  data: RunJobData,
+  start: RunStart,
+  sink: RunEventSink,
+  signal: AbortSignal,
+  { hold, inline }: Pick<SandboxRun, 'hold' | 'inline'> = {},
+): Promise<Ran> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName);
   const secretValues = maskableValues(secrets);
@@ -45,6 +52,7 @@ export async function runAgent(deps: RunDeps, data: RunJobData, start: RunStart,
     fresh: data.draft !== undefined,
     signal,
     hold,
+    inline,
     httpAllow: deps.config.agentHttpAllow,
     secrets,
     onPart: data.events.kind === 'log' ? sink.part : undefined,

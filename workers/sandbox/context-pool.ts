@@ -53,6 +53,8 @@ export interface ContextPool {
   take(key: TenancyKey): AgentContext | undefined;
   /** The isolate a new context for this key goes into: one of the caller's with room, or a new one. */
   isolateFor(key: TenancyKey): SandboxIsolate;
+  /** Whether a load or run is under way in an isolate of this key. */
+  busy(key: TenancyKey): boolean;
   /** Keeps a context whose run ended clean, unless it is due to retire. */
   give(agent: AgentContext): void;
   /** Lets go of a context whose run ended any other way. */
@@ -306,6 +308,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   return {
     take,
     isolateFor,
+    busy: (key) => (open.get(key) ?? []).some((tenancy) => tenancy.sandbox.inFlight > 0),
     give,
     discard,
     giveAfterUnwind,

@@ -7,13 +7,13 @@ import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } 
 import { createContextPool, type ContextPool } from './context-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';
 import { createOutput } from './output.js';
-import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
+import type { InlineDecline, InlineEntry, SandboxOutcome, SandboxRun } from './sandbox.types.js';
 import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
 import { makeQueuedOutput } from './host-calls.js';
 import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 import { stopOf } from './run-stop.js';
-import { createSandboxIsolate, disposalReason, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
+import { createSandboxIsolate, disposalReason, isIsolateIdle, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 import { afterIoPoll } from '../../shared/after-io-poll.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
@@ -99,9 +99,13 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   const key = tenancyKeyOf(session.run);
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
   const warm = session.run.fresh ? undefined : pool.take(key);
+  // An inline run loads a context only when none is loading for its key (a burst of calls of one agent
+  // and caller loads one, the rest go elsewhere meanwhile) and its caller lets it.
+  if (!warm && session.run.inline && (pool.busy(key) || !session.run.inline.mayLoad())) return declineInline(session.run.inline, 'busy');
   const loaded = warm ? { agent: warm } : await loadContext(pool, session, held, key);
   if ('ending' in loaded) return loaded.ending;
   const { agent } = loaded;
+  if (session.run.inline) return runInline(pool, session, held, agent, session.run.inline);
   // A draft's runs (traced, in an isolate of their own) are always entered the usual way.
   const result = await runInContext(pool, session, held, agent, !session.run.fresh && pool.syncEntryOpen() && canEnterSynchronously(agent));
   if (result !== 'interrupted') return result;
@@ -117,6 +121,26 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   const retried = await runInContext(pool, session, held, again.agent, false);
   if (retried === 'interrupted') throw new Error('a run entered the usual way was interrupted');
   return retried;
+}
+
+/** An inline run (SandboxRun `inline`): entered synchronously or not at all, never started over. */
+async function runInline(pool: ContextPool, session: Session, held: Held, agent: AgentContext, inline: InlineEntry): Promise<Ending> {
+  if (!isIsolateIdle(agent.sandbox)) {
+    // An isolate with a context discarded is never entered synchronously again: its contexts are of no use here.
+    if (agent.sandbox.restless) pool.discard(agent);
+    else pool.give(agent);
+    return declineInline(inline, 'busy');
+  }
+  const result = await runInContext(pool, session, held, agent, true);
+  if (result !== 'interrupted') return result;
+  pool.discard(agent);
+  held.agent = undefined;
+  return declineInline(inline, 'long');
+}
+
+function declineInline(inline: InlineEntry, why: InlineDecline): Ending {
+  inline.declined(why);
+  return failure('stopped', why === 'busy' ? 'the run could not be entered synchronously' : 'the run outlasted its synchronous entry');
 }
 
 /** A context loaded for the run (cold starts take turns), or how the run ended meanwhile. */

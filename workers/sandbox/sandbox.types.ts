@@ -86,6 +86,14 @@ export interface SandboxRun {
    * needs it, so a lazy one (a thenable) starts its confirmation then.
    */
   hold?: PromiseLike<unknown>;
+  /**
+   * Run only if it can be over within one synchronous entry (the web process's short runs,
+   * workers/inline-runs.ts): entered on this thread whenever its isolate is idle, a warm context or
+   * not, and never started over on the pool. A run that cannot be entered so now, or is still
+   * computing when the entry gives the thread back, ends `stopped` with nothing of it sent, after
+   * InlineEntry.declined was told why.
+   */
+  inline?: InlineEntry;
   /** Aborting it ends the run at once: `mustLogin` when its reason is run-stop's sessionEnded, else `stopped`. */
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */
@@ -119,3 +127,13 @@ export type SandboxOutcome =
       journal: JournalEntry[];
     }
   | { resultCode: FailureCode; output: OutputPart[]; error: SandboxError };
+
+/** Why an inline run was not run to its end: its isolate was busy or it needed a context it may not load now ('busy'), or it computed past its synchronous entry ('long'). */
+export type InlineDecline = 'busy' | 'long';
+
+/** What the sandbox asks of an inline run's caller (SandboxRun `inline`). */
+export interface InlineEntry {
+  /** With no warm context for the run: whether one may be loaded for it now. */
+  mayLoad(): boolean;
+  declined(why: InlineDecline): void;
+}

@@ -1,13 +1,14 @@
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../db/runtime.js';
-import { startWeb } from './web.js';
+import { startWeb } from '../server/web.js';
+import { startInlineRuns } from '../workers/inline-runs.js';
 
-/** Entry point of a web process (Procfile `web`). */
+/** Entry point of a web process (Procfile `web`): the API, answering short runs itself (workers/inline-runs.ts). */
 const config = loadConfig();
 const logger = createLogger(config.logLevel);
 const runtime = await openRuntime(config, logger, config.databasePoolSize);
-const web = await startWeb(runtime);
+const web = await startWeb(runtime, config.port, { inlineRuns: await startInlineRuns(runtime) });
 logger.info({ port: web.port }, 'web listening');
 
 // A stop refuses new connections and lets open calls and streams end.

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { findConversation } from '../../db/conversations.repository.js';
+import { post } from '../helpers/api.js';
+import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { startStack, type Stack } from '../helpers/stack.js';
+
+/** execAgent with a request id of our own, so the run's log line can be found. */
+function call(stack: Stack, key: string, requestId: string, body: Record<string, unknown>) {
+  return post(stack.url, '/api/exec/execAgent', body, { key, headers: { 'X-Request-Id': requestId } });
+}
+
+/** Where the run of `requestId` ended: 'web' (answered where the call arrived) or 'worker'. */
+function endedIn(stack: Stack, requestId: string): 'web' | 'worker' | undefined {
+  for (const line of stack.logLines) {
+    const entry = JSON.parse(line) as { msg?: string; requestId?: string; inline?: boolean };
+    if (entry.msg === 'run ended' && entry.requestId === requestId) return entry.inline ? 'web' : 'worker';
+  }
+  return undefined;
+}
+
+let counter = 0;
+const requestId = (what: string) => `short-${what}-${process.pid}-${(counter += 1)}`;
+
+describe('short runs: answered by the web process that took the call', () => {
+  let stack: Stack;
+  let key: string;
+  let upstream: Server;
+  let upstreamUrl: string;
+  let requests = 0;
+  const agents: Record<string, string> = {};
+
+  before(async () => {
+    upstream = createServer((_req, res) => {
+      requests += 1;
+      res.end(`answer ${requests}`);
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+    upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
+    stack = await startStack();
+    key = (await createAccount(stack.runtime.db)).key;
+    const sources: Record<string, string> = {
+      counter: `export default async function (sys) {
+        sys.vars.count = (sys.vars.count ?? 0) + 1;
+        sys.say('call ' + sys.vars.count + ' of ' + sys.query);
+      }`,
+      fetcher: `export default async function (sys) {
+        sys.vars.before = true;
+        const res = await sys.fetch(${JSON.stringify(upstreamUrl)});
+        sys.say(res.text);
+      }`,
+      computer: `export default async function (sys) {
+        let sum = 0;
+        for (let i = 0; i < 100_000_000; i++) sum += i % 7;
+        sys.vars.spun = sum > 0;
+        sys.say('computed');
+      }`,
+    };
+    for (const [base, source] of Object.entries(sources)) {
+      agents[base] = uniqueAgentName(base);
+      await publishAgent(stack.runtime.db, agents[base]!, source);
+    }
+  });
+  after(async () => {
+    await stack.close();
+    upstream.close();
+  });
+
+  it('answers a short run of a new conversation in the web process and keeps it as a worker would', async () => {
+    const id = requestId('counter');
+    const first = await call(stack, key, id, { agentName: agents.counter, inputs: { query: 'Ada' } });
+    assert.equal(first.status, 200);
+    assert.equal(first.body.resultCode, 'success');
+    assert.deepEqual(first.body.output, [{ type: 'text', text: 'call 1 of Ada' }]);
+    assert.equal(endedIn(stack, id), 'web');
+    const kept = await findConversation(stack.runtime.db, first.body.convid);
+    assert.deepEqual(kept?.agent_vars[agents.counter!], { count: 1 });
+    // The conversation goes on through the queue (an existing one), from what the web process kept.
+    const next = requestId('counter');
+    const second = await call(stack, key, next, { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Ada' } });
+    assert.deepEqual(second.body.output, [{ type: 'text', text: 'call 2 of Ada' }]);
+    assert.equal(endedIn(stack, next), 'worker');
+  });
+
+  it('sends a run that waits on an async call to a worker before the call acts: one request upstream, not two', async () => {
+    const before = requests;
+    const id = requestId('fetcher');
+    const res = await call(stack, key, id, { agentName: agents.fetcher, inputs: {} });
+    assert.equal(res.body.resultCode, 'success');
+    assert.deepEqual(res.body.output, [{ type: 'text', text: `answer ${before + 1}` }]);
+    assert.equal(requests, before + 1);
+    assert.equal(endedIn(stack, id), 'worker');
+    const kept = await findConversation(stack.runtime.db, res.body.convid);
+    assert.deepEqual(kept?.agent_vars[agents.fetcher!], { before: true });
+  });
+
+  it('sends a run still computing when its synchronous entry ends to a worker, which runs it whole', async () => {
+    const id = requestId('computer');
+    const res = await call(stack, key, id, { agentName: agents.computer, inputs: {} });
+    assert.equal(res.body.resultCode, 'success');
+    assert.deepEqual(res.body.output, [{ type: 'text', text: 'computed' }]);
+    assert.equal(endedIn(stack, id), 'worker');
+    const kept = await findConversation(stack.runtime.db, res.body.convid);
+    assert.deepEqual(kept?.agent_vars[agents.computer!], { spun: true });
+  });
+
+  it('sends an agent that waited straight to the queue afterwards', async () => {
+    const before = requests;
+    const id = requestId('fetcher');
+    const res = await call(stack, key, id, { agentName: agents.fetcher, inputs: {} });
+    assert.equal(res.body.resultCode, 'success');
+    assert.equal(requests, before + 1);
+    assert.equal(endedIn(stack, id), 'worker');
+  });
+});
+
+describe('short runs with no worker running', () => {
+  let stack: Stack;
+  let key: string;
+  let agentName: string;
+
+  before(async () => {
+    stack = await startStack();
+    key = (await createAccount(stack.runtime.db)).key;
+    agentName = uniqueAgentName('greeter');
+    await publishAgent(stack.runtime.db, agentName, `export default async function (sys) { sys.say('Hello, ' + sys.query); }`);
+    await stack.worker.close();
+  });
+  after(async () => {
+    await stack.web.close();
+    await stack.runtime.db.destroy();
+  });
+
+  it('are answered all the same: nothing of them goes through the queue', async () => {
+    const res = await call(stack, key, requestId('greeter'), { agentName, inputs: { query: 'Grace' } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.body.output, [{ type: 'text', text: 'Hello, Grace' }]);
+  });
+});
+
+describe('short runs turned off (WEB_INLINE_RUNS=false)', () => {
+  let stack: Stack;
+  let key: string;
+  let agentName: string;
+
+  before(async () => {
+    stack = await startStack({ WEB_INLINE_RUNS: 'false' });
+    key = (await createAccount(stack.runtime.db)).key;
+    agentName = uniqueAgentName('greeter');
+    await publishAgent(stack.runtime.db, agentName, `export default async function (sys) { sys.say('Hello, ' + sys.query); }`);
+  });
+  after(() => stack.close());
+
+  it('queue every call for a worker', async () => {
+    const id = requestId('off');
+    const res = await call(stack, key, id, { agentName, inputs: { query: 'Grace' } });
+    assert.deepEqual(res.body.output, [{ type: 'text', text: 'Hello, Grace' }]);
+    assert.equal(endedIn(stack, id), 'worker');
+  });
+});

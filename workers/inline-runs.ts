@@ -1,0 +1,106 @@
+import { Redis } from 'ioredis';
+import { controlChannel } from '../shared/channels.js';
+import type { Clock } from '../shared/clock.js';
+import type { Config } from '../shared/config.js';
+import { isUnavailableError } from '../shared/errors.js';
+import type { ControlMessage } from '../shared/events.js';
+import type { Logger } from '../shared/logger.js';
+import type { SecretBox } from '../shared/secret-box.js';
+import type { Db } from '../db/database.js';
+import { createConversationCommits } from '../runs/conversation-commits.js';
+import { createConversationReader } from '../runs/conversation-reader.js';
+import { createFirstRunWriter } from '../runs/first-run-writer.js';
+import type { InlineRuns } from '../runs/inline-runs.js';
+import { databaseUnavailable } from '../runs/run-endings.js';
+import { recordRunMetrics } from '../runs/run-metrics.js';
+import { createConversationTurns } from '../runs/turns.js';
+import { createAgentCodeCache } from './runs/agent-code-cache.js';
+import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
+import type { HeldConversation } from './runs/held-conversation.js';
+import { createInlineAdmission } from './runs/inline-admission.js';
+import { runInline } from './runs/inline-run.js';
+import type { RunDeps } from './runs/run-deps.js';
+import { createContextPool } from './sandbox/context-pool.js';
+
+export interface InlineRunsDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  box: SecretBox;
+  clock: Clock;
+}
+
+/**
+ * The web process's short runs (runs/inline-runs.ts): a new conversation's call whose agent is over
+ * within one synchronous entry into its sandbox (no async sys call, at most 10 ms of computing) runs
+ * here, with no queue, job or event between, and commits as a worker's first run does. One that turns
+ * out not to be so short is stopped before it reaches anything outside, nothing of it kept, and goes to
+ * the queue (workers/runs/inline-admission.ts decides which calls are tried). Undefined when
+ * WEB_INLINE_RUNS is off.
+ */
+export async function startInlineRuns(deps: InlineRunsDeps): Promise<InlineRuns | undefined> {
+  const { config, logger, clock } = deps;
+  if (!config.webInlineRuns) return undefined;
+  const prefix = config.queuePrefix;
+  // Run metrics only: the commit is PostgreSQL's, and no event is published for a run answered here.
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  redis.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs redis connection error'));
+  const secrets = createAgentSecretsCache(deps.box);
+  const subscriber = await subscribeToSecretChanges(config.redisUrl, prefix, logger, (agentName) => secrets.drop(agentName));
+  // The context pool's own bound on idle contexts (256), not a worker's: this process serves calls first.
+  const isolates = createContextPool();
+  const runDeps: RunDeps = {
+    ...deps,
+    secrets,
+    isolates,
+    agents: createAgentCodeCache(),
+    // A new conversation has no turn to wait for: never used here.
+    turns: createConversationTurns<HeldConversation>(redis, prefix, async () => undefined),
+    conversations: createConversationReader(deps.db),
+    firstRuns: createFirstRunWriter(deps.db),
+    commits: createConversationCommits(deps.db),
+  };
+  const admission = createInlineAdmission(clock);
+
+  return {
+    async run(data, inputs) {
+      if (!admission.admits(data.agentName)) return 'queue';
+      const started = performance.now();
+      const result = await runInline(runDeps, data, inputs, admission.mayLoad).catch((err: unknown) => {
+        // As a worker's run then: nothing was committed, and the caller is told 503.
+        if (isUnavailableError(err)) return databaseUnavailable();
+        throw err;
+      });
+      if ('queue' in result) {
+        if (result.queue === 'waits' || result.queue === 'long') admission.notShort(data.agentName, result.queue);
+        return 'queue';
+      }
+      if (result.kind === 'response') {
+        logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode, inline: true }, 'run ended');
+        void recordRunMetrics(redis, prefix, result.response.resultCode, performance.now() - started).catch(() => undefined);
+      }
+      return result;
+    },
+    async close() {
+      isolates.clear();
+      subscriber.disconnect();
+      redis.disconnect();
+    },
+  };
+}
+
+/** Agent secrets are cached like a worker's, and dropped when the control channel says they changed. */
+async function subscribeToSecretChanges(redisUrl: string, prefix: string, logger: Logger, drop: (agentName: string) => void): Promise<Redis> {
+  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs control channel connection error'));
+  subscriber.on('message', (_channel: string, text: string) => {
+    try {
+      const message = JSON.parse(text) as ControlMessage;
+      if (message.type === 'secrets') drop(message.agentName);
+    } catch (err) {
+      logger.warn({ err }, 'unreadable control message');
+    }
+  });
+  await subscriber.subscribe(controlChannel(prefix));
+  return subscriber;
+}

@@ -1,0 +1,55 @@
+import type { JsonObject } from '../../shared/api.js';
+import type { RunJobData } from '../../shared/jobs.js';
+import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
+import type { InlineDecline } from '../sandbox/sandbox.types.js';
+import { commitRan } from './first-run.js';
+import { runAgent } from './run-agent.js';
+import type { RunDeps, RunEventSink } from './run-deps.js';
+import { freshStart } from './run-start.js';
+
+/** Why a run was not answered inline: as InlineDecline, or it waited on an async sys call ('waits'). */
+export type NotInline = { queue: InlineDecline | 'waits' };
+
+/** An inline run's parts are its answer's: nothing goes out while it runs. */
+const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, trace: () => undefined };
+
+/**
+ * A new conversation's first run, answered where the call arrived (workers/inline-runs.ts), entered
+ * synchronously into its sandbox and committed as a worker commits a first run. As a worker's
+ * (first-run.ts), it starts on the agent version last read here, its commit fenced on it; when a newer
+ * one was published meanwhile, that commit keeps nothing and the run starts over on the latest, read
+ * then. NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
+ * sys call stops it before the call acts.
+ */
+export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, mayLoad: () => boolean): Promise<RunResult | NotInline> {
+  const guess = deps.agents.lastRead(data.agentName);
+  if (guess !== undefined) {
+    const guessed = await runOnVersion(deps, data, inputs, mayLoad, guess);
+    if (guessed !== 'stale') return guessed;
+  }
+  const read = await runOnVersion(deps, data, inputs, mayLoad, undefined);
+  if (read === 'stale') throw new Error('an inline run committed without a fence came out stale');
+  return read;
+}
+
+/** Runs `version` (or the latest, read now); 'stale' when that version is no longer the latest. */
+async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, mayLoad: () => boolean, version: number | undefined): Promise<RunResult | NotInline | 'stale'> {
+  const startedAt = deps.clock.now();
+  const start = await freshStart(deps, deps.db, data, undefined, inputs, version);
+  if (!start) return version === undefined ? agentNotFound(data) : 'stale';
+  const stop = new AbortController();
+  let declined: NotInline | undefined;
+  const decline = (why: NotInline['queue']) => void (declined ??= { queue: why });
+  // An async sys call awaits this before it acts: the run is stopped there.
+  const hold: PromiseLike<void> = {
+    then(onSettled, onFailed) {
+      decline('waits');
+      stop.abort();
+      return Promise.resolve().then(onSettled, onFailed);
+    },
+  };
+  const ran = await runAgent(deps, data, start, noSink, stop.signal, { hold, inline: { mayLoad, declined: decline } });
+  if (declined) return declined;
+  const fence = version === undefined ? undefined : { agentName: data.agentName, version };
+  return commitRan(deps, data, start, ran, startedAt, fence);
+}
