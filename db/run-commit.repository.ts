@@ -1,5 +1,5 @@
 import { sql, type QueryCreator } from 'kysely';
-import type { Db } from './database.js';
+import { executePrepared, type Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
 import type { Database, NewExecution } from './schema.js';
@@ -28,6 +28,8 @@ export interface FirstRun {
  */
 export async function recordFirstRuns(db: Db, runs: readonly FirstRun[]): Promise<'committed' | 'stale'> {
   if (runs.length === 0) return 'committed';
+  const [only] = runs;
+  if (runs.length === 1 && !only!.pause) return recordFirstRun(db, only!);
   const withConversations = db.with('conversation', (q) =>
     q
       .insertInto('conversations')
@@ -44,6 +46,62 @@ export async function recordFirstRuns(db: Db, runs: readonly FirstRun[]): Promis
           .insertInto('executions')
           .values(executions);
   return executeFenced(statement, 'conversations', 'id');
+}
+
+const conversationColumns = ['id', 'owner_kind', 'owner_id', 'plan', 'agent_vars', 'conv_vars', 'history', 'created_at', 'last_used_at'] as const;
+const executionColumns = [
+  'id',
+  'convid',
+  'agent_name',
+  'agent_version',
+  'draft_id',
+  'principal_kind',
+  'principal_id',
+  'request_id',
+  'result_code',
+  'error_message',
+  'response',
+  'query',
+  'submitted_at',
+  'background',
+  'started_at',
+  'finished_at',
+  'duration_ms',
+] as const;
+
+/** `$from, …` for `count` parameters. */
+function placeholders(from: number, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => `$${from + i}`);
+}
+
+/**
+ * One first run that keeps no pause, as recordFirstRuns writes it, in a prepared statement
+ * (executePrepared): most first runs end alone (one call at a time) or this way. Its parameters are the
+ * conversation's columns, the record's, then the fence's agent name and version; the fenced statement
+ * gives the conversation its id only while that version is the latest, as fencedId does.
+ */
+const firstRunStatements = (() => {
+  const conversation = placeholders(1, conversationColumns.length);
+  const execution = placeholders(conversationColumns.length + 1, executionColumns.length);
+  const fence = placeholders(conversationColumns.length + executionColumns.length + 1, 2);
+  const insertExecution = `insert into executions (${executionColumns.join(', ')}) values (${execution.join(', ')})`;
+  const insertConversation = (id: string) => `insert into conversations (${conversationColumns.join(', ')}) values (${[id, ...conversation.slice(1)].join(', ')}) returning id`;
+  return {
+    plain: { name: 'record-first-run', text: `with conversation as (${insertConversation(conversation[0]!)}) ${insertExecution}` },
+    fenced: {
+      name: 'record-first-run-fenced',
+      text: `with conversation as (${insertConversation(`(select ${conversation[0]}::uuid from agents where name = ${fence[0]} and latest_version = ${fence[1]})`)}) ${insertExecution}`,
+    },
+  };
+})();
+
+async function recordFirstRun(db: Db, run: FirstRun): Promise<'committed' | 'stale'> {
+  const conversation = conversationRow(run.conversation, run.state);
+  const execution = { ...run.execution, background: run.execution.background ?? false };
+  const values = [...conversationColumns.map((column) => conversation[column]), ...executionColumns.map((column) => execution[column] ?? null)];
+  const { name, text } = run.fence ? firstRunStatements.fenced : firstRunStatements.plain;
+  if (run.fence) values.push(run.fence.agentName, run.fence.version);
+  return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'conversations', 'id');
 }
 
 /** The conversation's id while `fence.version` is its agent's latest version; null otherwise. */
