@@ -89,4 +89,36 @@ describe('first run writer', () => {
     assert.deepEqual(await kept([current, unfenced]), { conversations: 2, executions: 2, pauses: 0 });
     assert.deepEqual(await kept([stale]), { conversations: 0, executions: 0, pauses: 0 });
   });
+
+  it('writes a run that ends alone (its prepared statement) with every column a group would write', async () => {
+    const writer = createFirstRunWriter(db);
+    const agentName = uniqueAgentName('alone');
+    const latest = await publishAgent(db, agentName, `export default async (sys) => sys.say('v1')`);
+    const alone = firstRun({ fence: { agentName, version: latest } });
+    const grouped = [firstRun({ fence: { agentName, version: latest } }), firstRun()];
+    assert.equal(await writer.write(alone), 'committed');
+    assert.deepEqual(await Promise.all(grouped.map((run) => writer.write(run))), ['committed', 'committed']);
+    // What is kept of a run but its ids and times (the two were made a moment apart, by different callers).
+    const row = async (run: FirstRun) => {
+      const conversation = await db.selectFrom('conversations').selectAll().where('id', '=', run.conversation.id).executeTakeFirstOrThrow();
+      const execution = await db.selectFrom('executions').selectAll().where('id', '=', run.execution.id).executeTakeFirstOrThrow();
+      const { id: _id, owner_id: _owner, created_at: created, last_used_at: used, ...conversationRest } = conversation;
+      const { id: _run, convid: _convid, principal_id: _principal, request_id: _request, started_at: started, finished_at: finished, ...executionRest } = execution;
+      assert.ok([created, used, started, finished].every((time) => time instanceof Date));
+      return { conversation: conversationRest, execution: executionRest };
+    };
+    const aloneRow = await row(alone);
+    assert.deepEqual(aloneRow, await row(grouped[0]!));
+    assert.deepEqual(aloneRow.conversation.agent_vars, { writer: { n: 1 } });
+  });
+
+  it('keeps nothing of a fenced run that ends alone on a version that is no longer the latest', async () => {
+    const writer = createFirstRunWriter(db);
+    const agentName = uniqueAgentName('alone');
+    await publishAgent(db, agentName, `export default async (sys) => sys.say('v1')`);
+    const latest = await publishAgent(db, agentName, `export default async (sys) => sys.say('v2')`);
+    const stale = firstRun({ fence: { agentName, version: latest - 1 } });
+    assert.equal(await writer.write(stale), 'stale');
+    assert.deepEqual(await kept([stale]), { conversations: 0, executions: 0, pauses: 0 });
+  });
 });
