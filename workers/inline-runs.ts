@@ -30,6 +30,9 @@ export interface InlineRunsDeps {
   clock: Clock;
 }
 
+/** Idle contexts a web process keeps for its short runs: a few per caller and agent it serves often. */
+const maxIdleContexts = 64;
+
 /**
  * The web process's short runs (runs/inline-runs.ts): a new conversation's call whose agent is over
  * within one synchronous entry into its sandbox (no async sys call, at most 10 ms of computing) runs
@@ -47,8 +50,8 @@ export async function startInlineRuns(deps: InlineRunsDeps): Promise<InlineRuns 
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs redis connection error'));
   const secrets = createAgentSecretsCache(deps.box);
   const subscriber = await subscribeToSecretChanges(config.redisUrl, prefix, logger, (agentName) => secrets.drop(agentName));
-  // The context pool's own bound on idle contexts (256), not a worker's: this process serves calls first.
-  const isolates = createContextPool();
+  // Each context in an isolate of its own (run-sandbox.ts), ~2 MB: fewer kept than a worker keeps, as this process serves calls first.
+  const isolates = createContextPool({ maxIdle: maxIdleContexts });
   const runDeps: RunDeps = {
     ...deps,
     secrets,
@@ -75,6 +78,7 @@ export async function startInlineRuns(deps: InlineRunsDeps): Promise<InlineRuns 
         if (result.queue === 'waits' || result.queue === 'long') admission.notShort(data.agentName, result.queue);
         return 'queue';
       }
+      admission.wasShort(data.agentName);
       if (result.kind === 'response') {
         logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode, inline: true }, 'run ended');
         void recordRunMetrics(redis, prefix, result.response.resultCode, performance.now() - started).catch(() => undefined);

@@ -5,8 +5,8 @@ import type { Clock } from '../../shared/clock.js';
  * not short, and callers it has no warm sandbox for, cost it little:
  *
  * - An agent whose run waited on an async sys call goes to the queue for `queueForMs`: its next run
- *   would most likely wait too. So does one whose run computed past its synchronous entry twice
- *   within that time (once may be a cold context's first compile, or a pause of the machine).
+ *   would most likely wait too. So does one whose runs computed past their synchronous entry twice in
+ *   a row (once, between short runs, is a pause of the machine or a cold context's first compile).
  * - Loading a context (~4 ms of the thread: a new isolate, the bootstrap, the lockdown) is allowed
  *   `loadsPerSecond` times a second; a call that would need one beyond that goes to the queue. A
  *   caller mix wider than the warm contexts kept here costs this process at most that.
@@ -18,6 +18,8 @@ export interface InlineAdmission {
   mayLoad(): boolean;
   /** A run of the agent waited on an async sys call ('waits') or computed past its entry ('long'). */
   notShort(agentName: string, why: 'waits' | 'long'): void;
+  /** A run of the agent was answered here. */
+  wasShort(agentName: string): void;
 }
 
 export interface InlineAdmissionOptions {
@@ -29,14 +31,14 @@ export interface InlineAdmissionOptions {
 
 export const defaultAdmission: InlineAdmissionOptions = { queueForMs: 60_000, loadsPerSecond: 20, maxAgents: 1000 };
 
-/** Computing past the entry this many times within queueForMs sends the agent to the queue. */
-const longStrikes = 2;
+/** Runs computing past their entry this many times in a row send the agent to the queue. */
+const longInARow = 2;
 
 interface Verdict {
   /** Until when its calls go to the queue; 0 while it only has strikes. */
   queuedUntil: number;
+  /** Its last runs here that computed past their entry, in a row. */
   strikes: number;
-  since: number;
 }
 
 export function createInlineAdmission(clock: Clock, options: InlineAdmissionOptions = defaultAdmission): InlineAdmission {
@@ -64,14 +66,15 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
       return true;
     },
     notShort(agentName, why) {
-      const at = now();
-      let verdict = verdicts.get(agentName);
-      if (!verdict || at - verdict.since > options.queueForMs) verdict = { queuedUntil: 0, strikes: 0, since: at };
+      const verdict = verdicts.get(agentName) ?? { queuedUntil: 0, strikes: 0 };
       verdict.strikes += 1;
-      if (why === 'waits' || verdict.strikes >= longStrikes) verdict.queuedUntil = at + options.queueForMs;
+      if (why === 'waits' || verdict.strikes >= longInARow) verdict.queuedUntil = now() + options.queueForMs;
       verdicts.delete(agentName);
       verdicts.set(agentName, verdict);
       if (verdicts.size > options.maxAgents) verdicts.delete(verdicts.keys().next().value!);
+    },
+    wasShort(agentName) {
+      if (verdicts.size > 0) verdicts.delete(agentName);
     },
   };
 }

@@ -51,10 +51,20 @@ export interface ContextPoolStats {
 export interface ContextPool {
   /** A warm context loaded for this key, or undefined (load one into `isolateFor`). */
   take(key: TenancyKey): AgentContext | undefined;
-  /** The isolate a new context for this key goes into: one of the caller's with room, or a new one. */
-  isolateFor(key: TenancyKey): SandboxIsolate;
-  /** Whether a load or run is under way in an isolate of this key. */
+  /**
+   * The isolate a new context for this key goes into: one of the caller's with room, or a new one;
+   * `alone`: always a new one (loading into an isolate keeps it busy, and a run entered synchronously
+   * must never wait for that).
+   */
+  isolateFor(key: TenancyKey, options?: { alone?: boolean }): SandboxIsolate;
+  /** Whether a load or run is under way in an isolate of this key, or a load for it is about to start (expectLoad). */
   busy(key: TenancyKey): boolean;
+  /** A load for this key is about to start (it waits its turn first); call what is returned once it is over. */
+  expectLoad(key: TenancyKey): () => void;
+  /** Whether the context retires within a few runs, and no other is idle for its key to take over. */
+  lastBeforeRetiring(agent: AgentContext): boolean;
+  /** Resolves when a context for this key is next given back (or after `ms`). */
+  nextGiven(key: TenancyKey, ms: number): Promise<void>;
   /** Keeps a context whose run ended clean, unless it is due to retire. */
   give(agent: AgentContext): void;
   /** Lets go of a context whose run ended any other way. */
@@ -66,6 +76,11 @@ export interface ContextPool {
    * that stays busy that long is disposed, as for `discard`.
    */
   giveAfterUnwind(agent: AgentContext): (reusable: boolean) => void;
+  /**
+   * The isolate takes no new contexts and lets its idle ones go; it is disposed when its last one
+   * goes (one that can no longer be entered synchronously, for the web process's short runs).
+   */
+  retire(sandbox: SandboxIsolate): void;
   /** Disposes the isolate if nothing is loaded in it (a context that failed to load, a run ended while loading). */
   vacate(sandbox: SandboxIsolate): void;
   stats(): ContextPoolStats;
@@ -85,6 +100,9 @@ export const defaultPoolOptions: ContextPoolOptions = {
   busyAfterEndMs: 1000,
   syncPauseMs: 1000,
 };
+
+/** A context this many runs from retiring is about to (ContextPool.lastBeforeRetiring). */
+const retiringRuns = 100;
 
 /** Garbage is collected between runs; live heap past this share of the limit stops new contexts in the isolate. */
 const heapSealShare = 0.5;
@@ -115,6 +133,10 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   const open = new KeyedLists<Tenancy>();
   const tenancies = new Map<SandboxIsolate, Tenancy>();
   const counts = { hits: 0, misses: 0, retired: 0, evicted: 0, restarts: 0 };
+  // Who waits for a context of a key to be given back (nextGiven).
+  const waiters = new KeyedLists<() => void>();
+  // Loads asked for and not over yet (expectLoad).
+  const expected = new KeyedLists<symbol>();
   let syncPausedUntil = 0;
 
   function tenancyOf(sandbox: SandboxIsolate): Tenancy | undefined {
@@ -172,8 +194,8 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     return undefined;
   }
 
-  function isolateFor(key: TenancyKey): SandboxIsolate {
-    for (const tenancy of open.get(key) ?? []) {
+  function isolateFor(key: TenancyKey, { alone = false }: { alone?: boolean } = {}): SandboxIsolate {
+    for (const tenancy of alone ? [] : (open.get(key) ?? [])) {
       if (isDisposed(tenancy.sandbox) || tenancy.unwinding > 0) continue;
       if (tenancy.sandbox.contexts < settings.contextsPerIsolate) return load(tenancy);
     }
@@ -200,6 +222,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     }
     idle.add(agent.sandbox.key, agent);
     idleOrder.add(agent);
+    for (const wake of [...(waiters.get(agent.sandbox.key) ?? [])]) wake();
     for (const oldest of idleOrder) {
       if (idleOrder.size <= settings.maxIdle) break;
       forget(oldest);
@@ -232,9 +255,13 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   }
 
   function sealIfFull(tenancy: Tenancy, heap: ivm.HeapStatistics): void {
-    const { sandbox } = tenancy;
     const used = heap.used_heap_size + heap.externally_allocated_size;
-    if (used <= sandbox.key.memoryMb * 1024 * 1024 * heapSealShare) return;
+    if (used <= tenancy.sandbox.key.memoryMb * 1024 * 1024 * heapSealShare) return;
+    retire(tenancy);
+  }
+
+  function retire(tenancy: Tenancy): void {
+    const { sandbox } = tenancy;
     seal(tenancy);
     for (const agent of idle.get(sandbox.key)?.filter((each) => each.sandbox === sandbox) ?? []) {
       forget(agent);
@@ -308,10 +335,30 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   return {
     take,
     isolateFor,
-    busy: (key) => (open.get(key) ?? []).some((tenancy) => tenancy.sandbox.inFlight > 0),
+    busy: (key) => (expected.get(key)?.length ?? 0) > 0 || (open.get(key) ?? []).some((tenancy) => tenancy.sandbox.inFlight > 0),
+    expectLoad: (key) => {
+      const load = Symbol('load');
+      expected.add(key, load);
+      return () => expected.remove(key, load);
+    },
+    nextGiven: (key, ms) =>
+      new Promise<void>((resolve) => {
+        const wake = () => {
+          clearTimeout(timer);
+          waiters.remove(key, wake);
+          resolve();
+        };
+        const timer = setTimeout(wake, ms);
+        waiters.add(key, wake);
+      }),
+    lastBeforeRetiring: (agent) => agent.runs >= settings.maxRunsPerContext - retiringRuns && !idle.get(agent.sandbox.key)?.length,
     give,
     discard,
     giveAfterUnwind,
+    retire: (sandbox) => {
+      const tenancy = tenancyOf(sandbox);
+      if (tenancy) retire(tenancy);
+    },
     vacate,
     clear,
     syncEntryOpen: () => Date.now() >= syncPausedUntil,

@@ -1,4 +1,4 @@
-import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, runInAgentContext, waitsOnHost, type AgentContext } from './agent-context.js';
+import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, runInAgentContext, syncEntryMs, waitsOnHost, type AgentContext } from './agent-context.js';
 import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
@@ -13,7 +13,7 @@ import { makeQueuedOutput } from './host-calls.js';
 import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 import { stopOf } from './run-stop.js';
-import { createSandboxIsolate, disposalReason, isIsolateIdle, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
+import { createSandboxIsolate, disposalReason, isDisposed, isIsolateIdle, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 import { afterIoPoll } from '../../shared/after-io-poll.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
@@ -97,15 +97,15 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   // Stopped before the start: take nothing from the pool.
   if (hasEnded(session)) return alreadyEnded;
   const key = tenancyKeyOf(session.run);
+  if (session.run.inline) {
+    const context = await inlineContext(pool, session, held, key, session.run.inline);
+    return 'ending' in context ? context.ending : runInline(pool, session, held, context.agent, session.run.inline);
+  }
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
   const warm = session.run.fresh ? undefined : pool.take(key);
-  // An inline run loads a context only when none is loading for its key (a burst of calls of one agent
-  // and caller loads one, the rest go elsewhere meanwhile) and its caller lets it.
-  if (!warm && session.run.inline && (pool.busy(key) || !session.run.inline.mayLoad())) return declineInline(session.run.inline, 'busy');
   const loaded = warm ? { agent: warm } : await loadContext(pool, session, held, key);
   if ('ending' in loaded) return loaded.ending;
   const { agent } = loaded;
-  if (session.run.inline) return runInline(pool, session, held, agent, session.run.inline);
   // A draft's runs (traced, in an isolate of their own) are always entered the usual way.
   const result = await runInContext(pool, session, held, agent, !session.run.fresh && pool.syncEntryOpen() && canEnterSynchronously(agent));
   if (result !== 'interrupted') return result;
@@ -123,19 +123,87 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   return retried;
 }
 
+/** How long an inline run waits for a context of its key that is being loaded or used, before it goes elsewhere. */
+const inlineWaitMs = 250;
+
+/**
+ * A context for an inline run. Inline runs are over before the next one starts, so one warm context
+ * serves them all: a run that finds none while one is loaded or used for its key waits for it (up to
+ * inlineWaitMs); one that finds none at all loads one, if its caller lets it. The successor of a context
+ * about to retire is loaded before it does, or the runs meanwhile would have none.
+ */
+async function inlineContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey, inline: InlineEntry): Promise<{ agent: AgentContext } | { ending: Ending }> {
+  const deadline = Date.now() + inlineWaitMs;
+  for (let warm = takeEnterable(pool, key); ; warm = takeEnterable(pool, key)) {
+    if (warm) {
+      if (pool.lastBeforeRetiring(warm) && !succeeded.has(warm) && inline.mayLoad()) {
+        succeeded.add(warm);
+        void preload(pool, key);
+      }
+      return { agent: warm };
+    }
+    if (!pool.busy(key)) break;
+    if (Date.now() >= deadline) return { ending: declineInline(inline, 'busy') };
+    await pool.nextGiven(key, deadline - Date.now());
+    if (hasEnded(session)) return { ending: alreadyEnded };
+  }
+  if (!inline.mayLoad()) return { ending: declineInline(inline, 'busy') };
+  const loaded = pool.expectLoad(key);
+  try {
+    return await loadContext(pool, session, held, key);
+  } finally {
+    loaded();
+  }
+}
+
+/**
+ * A warm context for an inline run, from an isolate that may still be entered synchronously: one with
+ * a context discarded never is again (sandbox-isolate.ts `restless`), so it is retired, and a new
+ * context goes into another.
+ */
+function takeEnterable(pool: ContextPool, key: TenancyKey): AgentContext | undefined {
+  for (let agent = pool.take(key); agent; agent = pool.take(key)) {
+    if (!agent.sandbox.restless) return agent;
+    pool.retire(agent.sandbox);
+    pool.discard(agent);
+  }
+  return undefined;
+}
+
+/** Contexts about to retire whose successor was asked for. */
+const succeeded = new WeakSet<AgentContext>();
+
+/**
+ * Loads a context for `key` into the pool for the inline runs to come (a cold start like any, taking
+ * its turn), in an isolate of its own as their loads are.
+ */
+async function preload(pool: ContextPool, key: TenancyKey): Promise<void> {
+  const over = pool.expectLoad(key);
+  try {
+    await turnToLoad();
+    const sandbox = pool.isolateFor(key, { alone: true });
+    const loaded = await loadAgentContext(sandbox).catch(() => undefined);
+    if (loaded?.ok) pool.give(loaded.agent);
+    else pool.vacate(sandbox);
+  } finally {
+    over();
+  }
+}
+
 /** An inline run (SandboxRun `inline`): entered synchronously or not at all, never started over. */
 async function runInline(pool: ContextPool, session: Session, held: Held, agent: AgentContext, inline: InlineEntry): Promise<Ending> {
   if (!isIsolateIdle(agent.sandbox)) {
-    // An isolate with a context discarded is never entered synchronously again: its contexts are of no use here.
-    if (agent.sandbox.restless) pool.discard(agent);
-    else pool.give(agent);
+    pool.give(agent);
     return declineInline(inline, 'busy');
   }
+  const cpuBefore = agent.sandbox.isolate.cpuTime;
   const result = await runInContext(pool, session, held, agent, true);
   if (result !== 'interrupted') return result;
+  // Interrupted with little of its time on the CPU: the thread was preempted (a busy machine), not the agent's doing.
+  const cpuMs = isDisposed(agent.sandbox) ? syncEntryMs : Number(agent.sandbox.isolate.cpuTime - cpuBefore) / 1e6;
   pool.discard(agent);
   held.agent = undefined;
-  return declineInline(inline, 'long');
+  return declineInline(inline, cpuMs < syncEntryMs / 2 ? 'busy' : 'long');
 }
 
 function declineInline(inline: InlineEntry, why: InlineDecline): Ending {
@@ -147,7 +215,8 @@ function declineInline(inline: InlineEntry, why: InlineDecline): Ending {
 async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Ending }> {
   await turnToLoad();
   if (hasEnded(session)) return { ending: alreadyEnded };
-  held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key);
+  // An inline run's context gets an isolate of its own: its runs are entered synchronously, never while another context loads there.
+  held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone: session.run.inline !== undefined });
   const loaded = await loadAgentContext(held.sandbox);
   if (!loaded.ok) {
     pool.vacate(held.sandbox);
