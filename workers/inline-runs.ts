@@ -18,6 +18,7 @@ import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
 import type { HeldConversation } from './runs/held-conversation.js';
 import { createInlineAdmission } from './runs/inline-admission.js';
+import { watchLoopLag } from './runs/loop-lag.js';
 import { runInline } from './runs/inline-run.js';
 import type { RunDeps } from './runs/run-deps.js';
 import { createContextPool } from './sandbox/context-pool.js';
@@ -30,6 +31,13 @@ export interface InlineRunsDeps {
   clock: Clock;
 }
 
+/**
+ * How late (ms, on average) the event loop may run for this process to take on runs: past it, the
+ * calls it serves (cancels, streams, queued calls) would wait behind the runs, and the workers have
+ * cores of their own.
+ */
+const defaultMaxLateMs = 5;
+
 /** Idle contexts a web process keeps for its short runs: a few per caller and agent it serves often. */
 const maxIdleContexts = 64;
 
@@ -41,7 +49,7 @@ const maxIdleContexts = 64;
  * the queue (workers/runs/inline-admission.ts decides which calls are tried). Undefined when
  * WEB_INLINE_RUNS is off.
  */
-export async function startInlineRuns(deps: InlineRunsDeps): Promise<InlineRuns | undefined> {
+export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaultMaxLateMs }: { maxLateMs?: number } = {}): Promise<InlineRuns | undefined> {
   const { config, logger, clock } = deps;
   if (!config.webInlineRuns) return undefined;
   const prefix = config.queuePrefix;
@@ -64,10 +72,12 @@ export async function startInlineRuns(deps: InlineRunsDeps): Promise<InlineRuns 
     commits: createConversationCommits(deps.db),
   };
   const admission = createInlineAdmission(clock);
+  const lag = watchLoopLag();
 
   return {
     async run(data, inputs) {
-      if (!admission.admits(data.agentName)) return 'queue';
+      // A web process that falls behind leaves runs to the workers: its loop serves every call's HTTP.
+      if (lag.lateMs() > maxLateMs || !admission.admits(data.agentName)) return 'queue';
       const started = performance.now();
       const result = await runInline(runDeps, data, inputs, admission.mayLoad).catch((err: unknown) => {
         // As a worker's run then: nothing was committed, and the caller is told 503.
@@ -86,6 +96,7 @@ export async function startInlineRuns(deps: InlineRunsDeps): Promise<InlineRuns 
       return result;
     },
     async close() {
+      lag.stop();
       isolates.clear();
       subscriber.disconnect();
       redis.disconnect();

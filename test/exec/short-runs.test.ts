@@ -5,6 +5,7 @@ import { findConversation } from '../../db/conversations.repository.js';
 import { post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** execAgent with a request id of our own, so the run's log line can be found. */
 function call(stack: Stack, key: string, requestId: string, body: Record<string, unknown>) {
@@ -38,7 +39,8 @@ describe('short runs: answered by the web process that took the call', () => {
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
-    stack = await startStack();
+    // However late this process's event loop runs meanwhile (it holds the client, the worker and the tests).
+    stack = await startStack({}, { inline: { maxLateMs: Number.POSITIVE_INFINITY } });
     key = (await createAccount(stack.runtime.db)).key;
     const sources: Record<string, string> = {
       counter: `export default async function (sys) {
@@ -121,7 +123,7 @@ describe('short runs with no worker running', () => {
   let agentName: string;
 
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({}, { inline: { maxLateMs: Number.POSITIVE_INFINITY } });
     key = (await createAccount(stack.runtime.db)).key;
     agentName = uniqueAgentName('greeter');
     await publishAgent(stack.runtime.db, agentName, `export default async function (sys) { sys.say('Hello, ' + sys.query); }`);
@@ -157,5 +159,44 @@ describe('short runs turned off (WEB_INLINE_RUNS=false)', () => {
     const res = await call(stack, key, id, { agentName, inputs: { query: 'Grace' } });
     assert.deepEqual(res.body.output, [{ type: 'text', text: 'Hello, Grace' }]);
     assert.equal(endedIn(stack, id), 'worker');
+  });
+});
+
+describe('short runs while the web process falls behind', () => {
+  let stack: Stack;
+  let key: string;
+  let agentName: string;
+  let hog: NodeJS.Timeout | undefined;
+
+  before(async () => {
+    stack = await startStack();
+    key = (await createAccount(stack.runtime.db)).key;
+    agentName = uniqueAgentName('greeter');
+    await publishAgent(stack.runtime.db, agentName, `export default async (sys) => { sys.say('Hello, ' + sys.query); }`);
+  });
+  after(async () => {
+    clearInterval(hog);
+    await stack.close();
+  });
+
+  it('are left to the workers while its event loop runs late, and taken on again once it catches up', async () => {
+    // Something else holds the loop 20 ms at a time with 5 ms gaps: its timers run ~15 ms late.
+    hog = setInterval(() => {
+      const until = performance.now() + 20;
+      while (performance.now() < until);
+    }, 5);
+    await waitFor(async () => {
+      const id = requestId('late');
+      const res = await call(stack, key, id, { agentName, inputs: { query: 'Ada' } });
+      assert.deepEqual(res.body.output, [{ type: 'text', text: 'Hello, Ada' }]);
+      return endedIn(stack, id) === 'worker';
+    }, 10_000, 'a call left to a worker');
+    clearInterval(hog);
+    hog = undefined;
+    await waitFor(async () => {
+      const id = requestId('caught-up');
+      await call(stack, key, id, { agentName, inputs: { query: 'Grace' } });
+      return endedIn(stack, id) === 'web';
+    }, 10_000, 'a call answered by the web process again');
   });
 });

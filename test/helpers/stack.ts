@@ -25,8 +25,11 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({ ...testEnv, ...overrides });
 }
 
-/** Starts web and worker in this process against this run's database and queue prefix (and `clock`, when given). */
-export async function startStack(overrides: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<Stack> {
+/**
+ * Starts web and worker in this process against this run's database and queue prefix (and `clock`,
+ * when given; `inline` sets how the web process takes on short runs, workers/inline-runs.ts).
+ */
+export async function startStack(overrides: Record<string, string> = {}, options: { clock?: Clock; inline?: { maxLateMs?: number } } = {}): Promise<Stack> {
   const config = testConfig({ LOG_LEVEL: 'info', ...overrides });
   const logLines: string[] = [];
   const sink = new Writable({
@@ -39,7 +42,7 @@ export async function startStack(overrides: Record<string, string> = {}, options
   const runtime = await openRuntime(config, logger, 2 * config.databasePoolSize);
   if (options.clock) runtime.clock = options.clock;
   const worker = await startWorkers(runtime);
-  const web = await startWeb(runtime, 0, { inlineRuns: await startInlineRuns(runtime) });
+  const web = await startWeb(runtime, 0, { inlineRuns: await startInlineRuns(runtime, options.inline) });
   return {
     url: `http://127.0.0.1:${web.port}`,
     config,

@@ -14,7 +14,8 @@ import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
 import { stopOf } from './run-stop.js';
 import { createSandboxIsolate, disposalReason, isDisposed, isIsolateIdle, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
-import { afterIoPoll } from '../../shared/after-io-poll.js';
+import { inlineContext } from './inline-contexts.js';
+import { turnToLoad } from './load-turns.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
 interface Held {
@@ -80,26 +81,16 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
 // The ending returned once the run has already ended (by stop or deadline); session.end ignores it.
 const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
 
-/**
- * Cold starts take turns: making an isolate and loading a context hold the main thread for several
- * milliseconds each, and a burst of runs for new callers or agents (all fetched in one turn of the
- * event loop) would otherwise do them back to back. Each waits until the one before it has had its turn
- * and the event loop has polled for I/O once more, so requests such as /healthz are answered in between.
- */
-let lastLoad: Promise<void> = Promise.resolve();
-function turnToLoad(): Promise<void> {
-  const mine = lastLoad.then(() => new Promise<void>((resolve) => afterIoPoll(resolve)));
-  lastLoad = mine;
-  return mine;
-}
-
 async function executeAgent(pool: ContextPool, session: Session, held: Held): Promise<Ending> {
   // Stopped before the start: take nothing from the pool.
   if (hasEnded(session)) return alreadyEnded;
   const key = tenancyKeyOf(session.run);
-  if (session.run.inline) {
-    const context = await inlineContext(pool, session, held, key, session.run.inline);
-    return 'ending' in context ? context.ending : runInline(pool, session, held, context.agent, session.run.inline);
+  const { inline } = session.run;
+  if (inline) {
+    const context = await inlineContext(pool, key, inline, { load: () => loadContext(pool, session, held, key), stopped: () => hasEnded(session) });
+    if (context === 'busy') return declineInline(inline, 'busy');
+    if (context === 'stopped') return alreadyEnded;
+    return 'ending' in context ? context.ending : runInline(pool, session, held, context.agent, inline);
   }
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
   const warm = session.run.fresh ? undefined : pool.take(key);
@@ -121,73 +112,6 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   const retried = await runInContext(pool, session, held, again.agent, false);
   if (retried === 'interrupted') throw new Error('a run entered the usual way was interrupted');
   return retried;
-}
-
-/** How long an inline run waits for a context of its key that is being loaded or used, before it goes elsewhere. */
-const inlineWaitMs = 250;
-
-/**
- * A context for an inline run. Inline runs are over before the next one starts, so one warm context
- * serves them all: a run that finds none while one is loaded or used for its key waits for it (up to
- * inlineWaitMs); one that finds none at all loads one, if its caller lets it. The successor of a context
- * about to retire is loaded before it does, or the runs meanwhile would have none.
- */
-async function inlineContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey, inline: InlineEntry): Promise<{ agent: AgentContext } | { ending: Ending }> {
-  const deadline = Date.now() + inlineWaitMs;
-  for (let warm = takeEnterable(pool, key); ; warm = takeEnterable(pool, key)) {
-    if (warm) {
-      if (pool.lastBeforeRetiring(warm) && !succeeded.has(warm) && inline.mayLoad()) {
-        succeeded.add(warm);
-        void preload(pool, key);
-      }
-      return { agent: warm };
-    }
-    if (!pool.busy(key)) break;
-    if (Date.now() >= deadline) return { ending: declineInline(inline, 'busy') };
-    await pool.nextGiven(key, deadline - Date.now());
-    if (hasEnded(session)) return { ending: alreadyEnded };
-  }
-  if (!inline.mayLoad()) return { ending: declineInline(inline, 'busy') };
-  const loaded = pool.expectLoad(key);
-  try {
-    return await loadContext(pool, session, held, key);
-  } finally {
-    loaded();
-  }
-}
-
-/**
- * A warm context for an inline run, from an isolate that may still be entered synchronously: one with
- * a context discarded never is again (sandbox-isolate.ts `restless`), so it is retired, and a new
- * context goes into another.
- */
-function takeEnterable(pool: ContextPool, key: TenancyKey): AgentContext | undefined {
-  for (let agent = pool.take(key); agent; agent = pool.take(key)) {
-    if (!agent.sandbox.restless) return agent;
-    pool.retire(agent.sandbox);
-    pool.discard(agent);
-  }
-  return undefined;
-}
-
-/** Contexts about to retire whose successor was asked for. */
-const succeeded = new WeakSet<AgentContext>();
-
-/**
- * Loads a context for `key` into the pool for the inline runs to come (a cold start like any, taking
- * its turn), in an isolate of its own as their loads are.
- */
-async function preload(pool: ContextPool, key: TenancyKey): Promise<void> {
-  const over = pool.expectLoad(key);
-  try {
-    await turnToLoad();
-    const sandbox = pool.isolateFor(key, { alone: true });
-    const loaded = await loadAgentContext(sandbox).catch(() => undefined);
-    if (loaded?.ok) pool.give(loaded.agent);
-    else pool.vacate(sandbox);
-  } finally {
-    over();
-  }
 }
 
 /** An inline run (SandboxRun `inline`): entered synchronously or not at all, never started over. */

@@ -1,0 +1,79 @@
+import type { Ending } from './session.js';
+import { loadAgentContext, type AgentContext } from './agent-context.js';
+import type { ContextPool } from './context-pool.js';
+import { turnToLoad } from './load-turns.js';
+import type { TenancyKey } from './sandbox-isolate.js';
+import type { InlineEntry } from './sandbox.types.js';
+
+/** How long an inline run waits for a context of its key that is being loaded or used, before it goes elsewhere. */
+const inlineWaitMs = 250;
+
+/**
+ * A context for an inline run (SandboxRun `inline`). Inline runs are over before the next one starts,
+ * so one warm context per caller and agent serves them all: a run that finds none while one is loaded
+ * or used for its key waits for it (up to inlineWaitMs, then 'busy'); one that finds none at all has
+ * one loaded (`load`), if its caller lets it. The successor of a context about to retire is loaded
+ * before it does, or the runs meanwhile would have none. 'stopped' when the run ended while it waited.
+ */
+export async function inlineContext(
+  pool: ContextPool,
+  key: TenancyKey,
+  inline: InlineEntry,
+  { load, stopped }: { load(): Promise<{ agent: AgentContext } | { ending: Ending }>; stopped(): boolean },
+): Promise<{ agent: AgentContext } | { ending: Ending } | 'busy' | 'stopped'> {
+  const deadline = Date.now() + inlineWaitMs;
+  for (let warm = takeEnterable(pool, key); ; warm = takeEnterable(pool, key)) {
+    if (warm) {
+      if (pool.lastBeforeRetiring(warm) && !succeeded.has(warm) && inline.mayLoad()) {
+        succeeded.add(warm);
+        void preload(pool, key);
+      }
+      return { agent: warm };
+    }
+    if (!pool.busy(key)) break;
+    if (Date.now() >= deadline) return 'busy';
+    await pool.nextGiven(key, deadline - Date.now());
+    if (stopped()) return 'stopped';
+  }
+  if (!inline.mayLoad()) return 'busy';
+  const over = pool.expectLoad(key);
+  try {
+    return await load();
+  } finally {
+    over();
+  }
+}
+
+/**
+ * A warm context for an inline run, from an isolate that may still be entered synchronously: one with
+ * a context discarded never is again (sandbox-isolate.ts `restless`), so it is retired, and a new
+ * context goes into another.
+ */
+function takeEnterable(pool: ContextPool, key: TenancyKey): AgentContext | undefined {
+  for (let agent = pool.take(key); agent; agent = pool.take(key)) {
+    if (!agent.sandbox.restless) return agent;
+    pool.retire(agent.sandbox);
+    pool.discard(agent);
+  }
+  return undefined;
+}
+
+/** Contexts about to retire whose successor was asked for. */
+const succeeded = new WeakSet<AgentContext>();
+
+/**
+ * Loads a context for `key` into the pool for the inline runs to come (a cold start like any, taking
+ * its turn), in an isolate of its own as their loads are (run-sandbox.ts loadContext).
+ */
+async function preload(pool: ContextPool, key: TenancyKey): Promise<void> {
+  const over = pool.expectLoad(key);
+  try {
+    await turnToLoad();
+    const sandbox = pool.isolateFor(key, { alone: true });
+    const loaded = await loadAgentContext(sandbox).catch(() => undefined);
+    if (loaded?.ok) pool.give(loaded.agent);
+    else pool.vacate(sandbox);
+  } finally {
+    over();
+  }
+}
