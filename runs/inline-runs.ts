@@ -3,9 +3,9 @@ import type { RunJobData } from '../shared/jobs.js';
 import type { RunResult } from './run-endings.js';
 
 /**
- * Short runs answered by the web process that took the call (DESIGN §11, "Short runs";
- * workers/inline-runs.ts runs them). A web process given one tries a new conversation's non-streamed
- * call here first and queues it only when told to.
+ * Short runs answered by the web process that took the call (README, "Short runs are answered where
+ * they arrive"; workers/inline-runs.ts runs them). A web process given one tries a new conversation's
+ * non-streamed call here first and queues it only when told to.
  */
 export interface InlineRuns {
   /** The call's result, or 'queue': run it through the queue instead (nothing of it was kept or sent). */
