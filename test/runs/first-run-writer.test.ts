@@ -15,10 +15,10 @@ describe('first run writer', () => {
   });
   after(() => db.destroy());
 
-  const firstRun = (options: { runId?: string; asks?: boolean; fence?: FirstRun['fence'] } = {}): FirstRun => {
+  const firstRun = (options: { runId?: string; asks?: boolean; fence?: FirstRun['fence']; now?: Date } = {}): FirstRun => {
     const convid = randomUUID();
     const runId = options.runId ?? randomUUID();
-    const now = new Date();
+    const now = options.now ?? new Date();
     const added = { agentName: 'writer', query: null, resultCode: 'success' as const, at: now.toISOString() };
     return {
       conversation: { id: convid, ownerKind: 'serviceAccount', ownerId: randomUUID(), plan: 'free', now },
@@ -94,11 +94,13 @@ describe('first run writer', () => {
     const writer = createFirstRunWriter(db);
     const agentName = uniqueAgentName('alone');
     const latest = await publishAgent(db, agentName, `export default async (sys) => sys.say('v1')`);
-    const alone = firstRun({ fence: { agentName, version: latest } });
-    const grouped = [firstRun({ fence: { agentName, version: latest } }), firstRun()];
+    // Made at the same moment: the history entry carries its time.
+    const now = new Date();
+    const alone = firstRun({ fence: { agentName, version: latest }, now });
+    const grouped = [firstRun({ fence: { agentName, version: latest }, now }), firstRun({ now })];
     assert.equal(await writer.write(alone), 'committed');
     assert.deepEqual(await Promise.all(grouped.map((run) => writer.write(run))), ['committed', 'committed']);
-    // What is kept of a run but its ids and times (the two were made a moment apart, by different callers).
+    // What is kept of a run but its ids and times (by different callers; the rows' times are the database's or the writes').
     const row = async (run: FirstRun) => {
       const conversation = await db.selectFrom('conversations').selectAll().where('id', '=', run.conversation.id).executeTakeFirstOrThrow();
       const execution = await db.selectFrom('executions').selectAll().where('id', '=', run.execution.id).executeTakeFirstOrThrow();
