@@ -1,9 +1,7 @@
 import { Redis } from 'ioredis';
-import { controlChannel } from '../shared/channels.js';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { isUnavailableError } from '../shared/errors.js';
-import type { ControlMessage } from '../shared/events.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
@@ -22,6 +20,7 @@ import { watchLoopLag } from './runs/loop-lag.js';
 import { runInline } from './runs/inline-run.js';
 import type { RunDeps } from './runs/run-deps.js';
 import { createContextPool } from './sandbox/context-pool.js';
+import { subscribeToControl } from './control-channel.js';
 
 export interface InlineRunsDeps {
   config: Config;
@@ -57,7 +56,10 @@ export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaul
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs redis connection error'));
   const secrets = createAgentSecretsCache(deps.box);
-  const subscriber = await subscribeToSecretChanges(config.redisUrl, prefix, logger, (agentName) => secrets.drop(agentName));
+  // Agent secrets are cached like a worker's, and dropped when the control channel says they changed.
+  const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
+    if (message.type === 'secrets') secrets.drop(message.agentName);
+  });
   // Each context in an isolate of its own (run-sandbox.ts), ~2 MB: fewer kept than a worker keeps, as this process serves calls first.
   const isolates = createContextPool({ maxIdle: maxIdleContexts });
   const runDeps: RunDeps = {
@@ -102,20 +104,4 @@ export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaul
       redis.disconnect();
     },
   };
-}
-
-/** Agent secrets are cached like a worker's, and dropped when the control channel says they changed. */
-async function subscribeToSecretChanges(redisUrl: string, prefix: string, logger: Logger, drop: (agentName: string) => void): Promise<Redis> {
-  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs control channel connection error'));
-  subscriber.on('message', (_channel: string, text: string) => {
-    try {
-      const message = JSON.parse(text) as ControlMessage;
-      if (message.type === 'secrets') drop(message.agentName);
-    } catch (err) {
-      logger.warn({ err }, 'unreadable control message');
-    }
-  });
-  await subscriber.subscribe(controlChannel(prefix));
-  return subscriber;
 }

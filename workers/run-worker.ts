@@ -21,6 +21,7 @@ import { applyMemoryBackpressure } from './memory-backpressure.js';
 import { createRunControl } from './runs/run-control.js';
 import type { HeldConversation } from './runs/held-conversation.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
+import { subscribeToControl } from './control-channel.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -90,18 +91,4 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
       publisher.disconnect();
     },
   };
-}
-
-async function subscribeToControl(redisUrl: string, prefix: string, logger: Logger, handle: (message: ControlMessage) => void): Promise<Redis> {
-  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'control channel connection error'));
-  subscriber.on('message', (_channel: string, text: string) => {
-    try {
-      handle(JSON.parse(text) as ControlMessage);
-    } catch (err) {
-      logger.warn({ err }, 'unreadable control message');
-    }
-  });
-  await subscriber.subscribe(controlChannel(prefix));
-  return subscriber;
 }
