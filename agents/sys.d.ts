@@ -54,6 +54,14 @@ export interface StreamedFetchResponse {
   /** The body's text as it arrives. */
   body: AsyncIterable<string>;
   events(): AsyncIterable<ServerSentEvent>;
+  /**
+   * Writes the rest of the body to the caller as it arrives, as sys.write would, without running the
+   * agent's code for each piece (the fast way to stream an LLM's tokens), and resolves with all it wrote.
+   * With `field` (a dot path, e.g. "choices.0.delta.content" for an OpenAI-compatible chat stream) the
+   * body is read as server-sent events and the string at that path of each event's JSON data is
+   * written; events without one (`[DONE]`) are skipped.
+   */
+  relay(options?: { field?: string }): Promise<string>;
   /** The rest of the body. */
   text(): Promise<string>;
   json(): Promise<any>;

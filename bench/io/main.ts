@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * `npm run bench:io [-- --clients C --seconds T --warmup W --duration D --worker-concurrency N --stream
- * --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
+ * [--per-token] --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
  * (first byte after 300 ms, the body streamed in K pieces, 20 unless told, until T s); an agent awaits
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
@@ -28,7 +28,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * writes bench/io-results.json.
  *
  * `--stream` (DESIGN §13): the server speaks the chat-completions stream format, the agent reads it
- * with `stream: true` and writes each token as it arrives, and the clients call with `stream: true`.
+ * with `stream: true` and relays each token as it arrives (`relay({field})`, as agents/chat.ts does),
+ * and the clients call with `stream: true`. `--per-token`: the agent's own code takes each event
+ * instead (`for await (const event of answer.events()) sys.write(...)`).
  * Adds the token relay time, from the server writing a token to the client reading it in a `delta`
  * event (p50, p99, over every token of the timed calls); writes bench/io-stream-results.json.
  *
@@ -48,6 +50,13 @@ const agentSource = `export default async function (sys) {
 
 const streamingAgentSource = `export default async function (sys) {
   const answer = await sys.fetch(sys.inputs.url, { method: 'POST', body: '{"stream":true}', stream: true, timeoutMs: 120000 });
+  await answer.relay({ field: 'choices.0.delta.content' });
+  sys.vars.calls = (sys.vars.calls ?? 0) + 1;
+}`;
+
+/** `--per-token`: the same agent taking each event in its own code. */
+const perTokenAgentSource = `export default async function (sys) {
+  const answer = await sys.fetch(sys.inputs.url, { method: 'POST', body: '{"stream":true}', stream: true, timeoutMs: 120000 });
   for await (const event of answer.events()) {
     if (event.data !== '[DONE]') sys.write(JSON.parse(event.data).choices[0].delta.content);
   }
@@ -57,6 +66,8 @@ const streamingAgentSource = `export default async function (sys) {
 interface IoOptions {
   /** The agent streams from the LLM-like server and the clients stream from the API. */
   stream: boolean;
+  /** With `stream`: the agent's code takes each token (perTokenAgentSource) instead of relaying them. */
+  perToken: boolean;
   clients: number;
   seconds: number;
   duration: number;
@@ -74,7 +85,7 @@ interface IoOptions {
 function parseOptions(argv: string[]): IoOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' } },
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' } },
   });
   const number = (name: string, value: string | undefined, fallback: number, { zero = false } = {}) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -82,8 +93,10 @@ function parseOptions(argv: string[]): IoOptions {
     return parsed;
   };
   const concurrency = values['worker-concurrency'];
+  if (values['per-token'] && !values.stream) throw new Error('--per-token needs --stream');
   return {
     stream: values.stream === true,
+    perToken: values['per-token'] === true,
     clients: number('clients', values.clients, 1000),
     seconds: number('seconds', values.seconds, 5),
     duration: number('duration', values.duration, 30),
@@ -108,7 +121,7 @@ async function main(): Promise<number> {
   const probeDir = mkdtempSync(`${tmpdir()}/agentexec-io-`);
   teardown.add('remove the loop probes', () => rmSync(probeDir, { recursive: true, force: true }));
   try {
-    const fixture = await createFixture(databaseUrl, { [agentName]: options.stream ? streamingAgentSource : agentSource });
+    const fixture = await createFixture(databaseUrl, { [agentName]: options.stream ? (options.perToken ? perTokenAgentSource : streamingAgentSource) : agentSource });
     const format = options.stream ? 'chat-stream' : 'text';
     const upstream = await startLlmLikeServer({ firstByteMs: 300, totalMs: options.seconds * 1000, chunks: options.tokens, format });
     teardown.add('stop the LLM-like server', () => upstream.close());
@@ -182,7 +195,7 @@ async function main(): Promise<number> {
     const relay = summarize(relayMs);
     const results = {
       at: new Date().toISOString(),
-      mode: options.stream ? 'streamed (agent and client)' : 'whole answers',
+      mode: options.stream ? `streamed (agent and client), ${options.perToken ? 'the agent taking each token' : 'relayed'}` : 'whole answers',
       clients: options.clients,
       workerConcurrency: options.workerConcurrency ?? 'default',
       upstreamSeconds: options.seconds,

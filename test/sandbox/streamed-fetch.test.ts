@@ -102,24 +102,75 @@ describe('sandbox sys.fetch with stream: true', () => {
     assert.deepEqual(replayedDeltas, ['a|b yes'], 'what was written before the ask is not written again');
   });
 
-  it('closes the upstream connection within 100 ms of the run being cancelled', async () => {
-    const controller = new AbortController();
+  it('relays the string at a field of each event to the caller as it arrives, and answers with all of it', async () => {
     const deltas: string[] = [];
-    const running = runAgent(agentFetching('cancelled', `for await (const chunk of response.body) sys.write(chunk);`), {
-      ...allow,
-      signal: controller.signal,
-      ...collectWrites(deltas),
-    });
-    await opened('cancelled');
-    feed('cancelled', 'token');
-    await waitFor(() => deltas.length === 1, 'the first chunk');
-    const cancelledAt = Date.now();
-    controller.abort();
+    const running = runAgent(
+      agentFetching('relayed', `const text = await response.relay({ field: 'choices.0.delta.content' }); sys.say('[' + text + ']');`),
+      { ...allow, ...collectWrites(deltas) },
+    );
+    await opened('relayed');
+    const token = (content: unknown) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`;
+    feed('relayed', token('Hel'));
+    await waitFor(() => deltas.join('') === 'Hel', 'the first token written before the body ends');
+    // Split across chunks, an event without the field, and one whose field is not a string: the last two are skipped.
+    feed('relayed', `${token('lo').slice(0, 9)}`);
+    feed('relayed', `${token('lo').slice(9)}data: {"choices":[{"delta":{}}]}\n\n${token(7)}`);
+    await waitFor(() => deltas.join('') === 'Hello', 'the token split across chunks');
+    streams.get('relayed')!.end(`${token(' ✓')}data: [DONE]\n\n`);
     const outcome = await running;
-    assert.equal(outcome.resultCode, 'stopped');
-    await waitFor(() => socketClosedAt.has('cancelled'), 'the upstream socket to close', 100);
-    assert.ok(socketClosedAt.get('cancelled')! - cancelledAt <= 100);
+    assert.equal(outcome.resultCode, 'success');
+    assert.deepEqual(texts(outcome), ['Hello ✓', '[Hello ✓]']);
   });
+
+  it('relays the body as it comes without a field, replays it from the journal after an ask, and refuses a bad field', async () => {
+    const source = agentFetching(
+      'relayed-raw',
+      `const text = await response.relay();
+      const { ok } = await sys.ask({ message: 'More?', inputs: [{ name: 'ok', type: 'str' }] });
+      try { await (await sys.fetch('${server.origin}/stream/never', { stream: true })).relay({ field: 'a..b' }); } catch (err) { sys.say(err.name + ': ' + err.message); }
+      sys.say(text + ' ' + ok);`,
+    );
+    const code = await compile(source);
+    const deltas: string[] = [];
+    const first = runSandbox(makeRun(code, { ...allow, ...collectWrites(deltas) }));
+    await opened('relayed-raw');
+    feed('relayed-raw', 'a');
+    await waitFor(() => deltas.join('') === 'a', 'the first chunk');
+    streams.get('relayed-raw')!.end('b');
+    const paused = await first;
+    assert.equal(paused.resultCode, 'ask');
+    if (paused.resultCode !== 'ask') return;
+    assert.deepEqual((paused.journal[0] as Extract<JournalEntry, { op: 'fetch' }>).stream, { chunks: ['a', 'b'], end: 'done' });
+
+    const hits = server.hits();
+    const replayedDeltas: string[] = [];
+    const resumed = await runSandbox(makeRun(code, { ...allow, journal: answered(paused.journal, { ok: 'yes' }), ...collectWrites(replayedDeltas) }));
+    assert.equal(resumed.resultCode, 'success');
+    assert.equal(server.hits(), hits + 1, 'the replayed stream sends no request (the one request is the new fetch)');
+    const refused = 'TypeError: relay: field must be a dot path of up to 200 characters, such as "choices.0.delta.content"';
+    assert.deepEqual(texts(resumed), [refused, 'ab yes']);
+    assert.deepEqual(replayedDeltas, [refused, 'ab yes'], 'what was relayed before the ask is not written again');
+  });
+
+  for (const [name, reading] of [
+    ['cancelled', `for await (const chunk of response.body) sys.write(chunk);`],
+    ['cancelled-relay', `await response.relay();`],
+  ] as const) {
+    it(`closes the upstream connection within 100 ms of the run being cancelled (${reading})`, async () => {
+      const controller = new AbortController();
+      const deltas: string[] = [];
+      const running = runAgent(agentFetching(name, reading), { ...allow, signal: controller.signal, ...collectWrites(deltas) });
+      await opened(name);
+      feed(name, 'token');
+      await waitFor(() => deltas.length === 1, 'the first chunk');
+      const cancelledAt = Date.now();
+      controller.abort();
+      const outcome = await running;
+      assert.equal(outcome.resultCode, 'stopped');
+      await waitFor(() => socketClosedAt.has(name), 'the upstream socket to close', 100);
+      assert.ok(socketClosedAt.get(name)! - cancelledAt <= 100);
+    });
+  }
 
   it('closes the connection when the agent leaves the loop early, freeing its fetch slot', async () => {
     const names = Array.from({ length: 16 }, (_, i) => `slot-${i}`);

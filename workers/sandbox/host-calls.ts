@@ -6,7 +6,7 @@ import { isReplaying } from './journal.js';
 import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
 import { addPart, imagePart, writeText, type OutputChange } from './output.js';
 import { emitChange, hasEnded, report, type Session } from './session.js';
-import { callFetchClose, callFetchRead } from './streamed-fetch.js';
+import { callFetchClose, callFetchRead, callFetchRelay } from './streamed-fetch.js';
 import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from './trace-calls.js';
 
 /**
@@ -53,6 +53,7 @@ const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<u
   sleep: callSleep,
   fetch: callFetch,
   fetchRead: callFetchRead,
+  fetchRelay: (session, p) => callFetchRelay(session, p, (text) => emitOutput(session, () => writeText(session.output, text))),
   ask: callAsk,
 };
 

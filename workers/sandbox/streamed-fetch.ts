@@ -5,7 +5,7 @@ import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
 import type { FetchBodyStream } from './fetch-body-stream.js';
 import { FetchFailure, fetchFailure, httpFetchStream, refuseUnsendable, type FetchRequest } from './http-fetch.js';
 import { chargeJournal, recordEntry, takeReplayed, type EntryOf } from './journal.js';
-import type { Session } from './session.js';
+import { hasEnded, type Session } from './session.js';
 
 /**
  * sys.fetch with `stream: true` (DESIGN §13) on the host. The fetch answers at the headers with a
@@ -16,6 +16,10 @@ import type { Session } from './session.js';
  * Every chunk the agent reads is journaled in the fetch's entry, so a resumed run reads the same
  * chunks, in the same order, without a request. A stream still open when the run paused at an ask
  * cannot be read further after the resume: its connection closed with the run.
+ *
+ * `relay()` reads with the `fetchRelay` op: the host writes each piece of the body to the caller as it
+ * arrives, as sys.write would, without entering the isolate per piece, and answers once with all it
+ * wrote. That is the token path of an LLM agent: a token crosses no thread on its way out.
  *
  * A live stream holds one of the run's fetch slots (DESIGN §12) until its body ends, fails or is
  * closed; the run's end aborts the slot, which closes the connection at once.
@@ -103,6 +107,58 @@ export async function callFetchRead(session: Session, payload: Record<string, un
     const events = parser.push(read.chunk);
     if (events.length > 0) return { events };
   }
+}
+
+/** The longest `field` path relay() takes, in characters. */
+const maxFieldLength = 200;
+
+/**
+ * The `fetchRelay` op: writes the rest of the body with `write` as it arrives and answers `{text}`,
+ * everything written. With `field` (a dot path such as "choices.0.delta.content") the body is read as
+ * server-sent events, and the string at that path of each event's JSON data is written; an event whose
+ * data is not JSON (`[DONE]`) or has no string there is skipped. Without it the body's text is written
+ * as it comes. Chunks are journaled as any read's, so a resumed run relays them again from the journal
+ * (its writes then are not sent again: host-calls.ts `emitOutput`).
+ */
+export async function callFetchRelay(session: Session, payload: Record<string, unknown>, write: (text: string) => void): Promise<{ text: string }> {
+  const path = fieldPath(payload.field);
+  const open = openStreamOf(session, payload);
+  const parser = path ? createEventStreamParser() : null;
+  let text = '';
+  for (;;) {
+    if (hasEnded(session)) return { text };
+    const read = await readChunk(session, open);
+    if ('done' in read) return { text };
+    const pieces = parser && path ? parser.push(read.chunk).map((event) => fieldOf(event.data, path)) : [read.chunk];
+    for (const piece of pieces) {
+      if (!piece || hasEnded(session)) continue;
+      text += piece;
+      write(piece);
+    }
+  }
+}
+
+function fieldPath(field: unknown): string[] | null {
+  if (field === undefined || field === null) return null;
+  if (typeof field !== 'string' || field === '' || field.length > maxFieldLength || field.split('.').includes('')) {
+    throw new AgentTypeError(`relay: field must be a dot path of up to ${maxFieldLength} characters, such as "choices.0.delta.content"`);
+  }
+  return field.split('.');
+}
+
+/** The string at `path` of `data` parsed as JSON, or undefined. */
+function fieldOf(data: string, path: string[]): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null || !Object.hasOwn(value, key)) return undefined;
+    value = (value as Record<string, unknown>)[key];
+  }
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The next text of the body: journaled, or replayed from the journal. */

@@ -15,7 +15,7 @@ type EventsReply = { events: ServerSentEvent[]; done?: undefined } | { done: tru
 /**
  * The response of sys.fetch with `stream: true` (agents/sys.d.ts StreamedFetchResponse): `body` yields
  * the text as it arrives, `events()` the server-sent events parsed from it (by the host:
- * streamed-fetch.ts), `text()` / `json()` read the rest. All of them read one body, in turn: reads
+ * streamed-fetch.ts), `relay()` writes the rest to the caller on the host, `text()` / `json()` read the rest. All of them read one body, in turn: reads
  * are queued, so chunks come in order however the agent interleaves them. Leaving a `for await` early
  * closes the connection.
  */
@@ -52,6 +52,15 @@ export function makeStreamedResponse(run: Run, head: StreamHead) {
     finished = true;
     callSync(run, 'fetchClose', { stream: head.stream });
   };
+  const relay = async (options?: { field?: unknown }): Promise<string> => {
+    const field = options === undefined || options === null ? undefined : options.field;
+    const text = await queued(async () => {
+      const reply = (await callAsync(run, 'fetchRelay', { stream: head.stream, field })) as { text: string };
+      finished = true;
+      return reply.text;
+    });
+    return text ?? '';
+  };
   const readRest = async (): Promise<string> => {
     let text = '';
     for (let chunk = await read(); chunk !== null; chunk = await read()) text += chunk;
@@ -83,6 +92,7 @@ export function makeStreamedResponse(run: Run, head: StreamHead) {
         close();
       }
     },
+    relay,
     text: readRest,
     async json(): Promise<unknown> {
       return parseJson(await readRest());
