@@ -2,7 +2,7 @@ import type { Sys } from './sys';
 
 /**
  * A chat with an OpenAI-compatible model: each call sends the conversation so far and the new query
- * to `{LLM_BASE_URL}/chat/completions` with `stream: true`, writes each token as it arrives, and keeps
+ * to `{LLM_BASE_URL}/chat/completions` with `stream: true`, relays each token as it arrives, and keeps
  * the messages in sys.conv, so the next call (the web app's search box, the same convid) goes on
  * from there.
  *
@@ -36,14 +36,8 @@ export default async function chat(sys: Sys) {
   });
   if (!response.ok) sys.fail(`The model answered ${response.status}: ${(await response.text()).slice(0, 500)}`);
 
-  let answer = '';
-  for await (const event of response.events()) {
-    if (event.data === '[DONE]') continue;
-    const token = JSON.parse(event.data)?.choices?.[0]?.delta?.content;
-    if (typeof token !== 'string' || token === '') continue;
-    answer += token;
-    sys.write(token);
-  }
+  // Each token goes to the caller as it arrives, written by the worker: this code does not run per token.
+  const answer = await response.relay({ field: 'choices.0.delta.content' });
   if (answer === '') sys.say('(The model sent no answer.)');
   const kept: Message[] = [...messages, { role: 'assistant', content: answer }];
   sys.conv.chat = kept.slice(-keptMessages);
