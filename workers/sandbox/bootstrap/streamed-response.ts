@@ -15,9 +15,9 @@ type EventsReply = { events: ServerSentEvent[]; done?: undefined } | { done: tru
 /**
  * The response of sys.fetch with `stream: true` (agents/sys.d.ts StreamedFetchResponse): `body` yields
  * the text as it arrives, `events()` the server-sent events parsed from it (by the host:
- * streamed-fetch.ts), `relay()` writes the rest to the caller on the host, `text()` / `json()` read the rest. All of them read one body, in turn: reads
- * are queued, so chunks come in order however the agent interleaves them. Leaving a `for await` early
- * closes the connection.
+ * streamed-fetch.ts), `relay()` has the host write the rest to the caller, `text()` / `json()` read
+ * the rest. All of them read one body, in turn: reads are queued, so chunks come in order however the
+ * agent interleaves them. Leaving a `for await` early closes the connection.
  */
 export function makeStreamedResponse(run: Run, head: StreamHead) {
   let finished = false;
