@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Answers } from '../../shared/api.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
-import type { JournalEntry, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
+import type { JournalEntry, SandboxRun, SandboxTrace } from '../../workers/sandbox/sandbox.types.js';
 import { compile, errorOf, makeRun, runAgent, startServer, texts, waitFor, type TestServer } from './sandbox-helpers.js';
 
 /**
@@ -104,9 +104,10 @@ describe('sandbox sys.fetch with stream: true', () => {
 
   it('relays the string at a field of each event to the caller as it arrives, and answers with all of it', async () => {
     const deltas: string[] = [];
+    const traced: SandboxTrace[] = [];
     const running = runAgent(
       agentFetching('relayed', `const text = await response.relay({ field: 'choices.0.delta.content' }); sys.say('[' + text + ']');`),
-      { ...allow, ...collectWrites(deltas) },
+      { ...allow, ...collectWrites(deltas), onTrace: (event) => traced.push(event) },
     );
     await opened('relayed');
     const token = (content: unknown) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`;
@@ -120,6 +121,8 @@ describe('sandbox sys.fetch with stream: true', () => {
     const outcome = await running;
     assert.equal(outcome.resultCode, 'success');
     assert.deepEqual(texts(outcome), ['Hello ✓', '[Hello ✓]']);
+    const writes = traced.flatMap((event) => (event.kind === 'call' && event.name === 'write' ? [event.args] : []));
+    assert.deepEqual(writes, [{ text: 'Hel' }, { text: 'lo' }, { text: ' ✓' }], 'a traced run shows each relayed piece as a write');
   });
 
   it('relays the body as it comes without a field, replays it from the journal after an ask, and refuses a bad field', async () => {

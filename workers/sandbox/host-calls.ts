@@ -53,7 +53,7 @@ const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<u
   sleep: callSleep,
   fetch: callFetch,
   fetchRead: callFetchRead,
-  fetchRelay: (session, p) => callFetchRelay(session, p, (text) => emitOutput(session, () => writeText(session.output, text))),
+  fetchRelay: (session, p) => callFetchRelay(session, p, (text) => relayWrite(session, text)),
   ask: callAsk,
 };
 
@@ -124,6 +124,13 @@ export function haltReply(): string {
 
 function errorReply(error: ReplyError): string {
   return JSON.stringify({ ok: false, error });
+}
+
+/** A piece a relay writes: as the agent's own sys.write, traced as one in a traced run. */
+function relayWrite(session: Session, text: string): void {
+  const write = () => emitOutput(session, () => writeText(session.output, text));
+  if (isTracing(session)) traceSyncCall(session, 'write', { text }, write);
+  else write();
 }
 
 /** Output made while replaying was already sent before the pause: collect and emit only live output. */
