@@ -1,4 +1,3 @@
-import { PassThrough } from 'node:stream';
 import type { Context } from 'koa';
 import type { ExecutionResponse } from '../../shared/api.js';
 import { runEventsKey } from '../../shared/channels.js';
@@ -107,25 +106,29 @@ interface EventStream {
 }
 
 function openEventStream(ctx: Context, runId: string): EventStream {
-  const body = new PassThrough();
   ctx.set('Content-Type', 'text/event-stream');
   ctx.set('Cache-Control', 'no-cache, no-transform');
   ctx.set('X-Accel-Buffering', 'no');
   ctx.set('X-Run-Id', runId);
   ctx.status = 200;
-  ctx.body = body;
+  // Written to the response itself, not through a body stream Koa would pipe: a token is one write.
+  ctx.respond = false;
+  const res = ctx.res;
   // Headers go out now, not with the first event: a re-attach may have nothing to send for a while.
-  ctx.flushHeaders();
+  res.flushHeaders();
+  const write = (text: string) => {
+    if (!res.writableEnded && !res.destroyed) res.write(text);
+  };
   // A comment line alone, with no blank line after it: a blank line would end an (empty) event, which
   // some clients hand to the application as a message with no data.
-  const keepAlive = setInterval(() => body.write(': keep-alive\n'), keepAliveMs);
+  const keepAlive = setInterval(() => write(': keep-alive\n'), keepAliveMs);
   return {
     send(id, event, data) {
-      body.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+      write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     },
     close() {
       clearInterval(keepAlive);
-      body.end();
+      if (!res.writableEnded) res.end();
     },
   };
 }
