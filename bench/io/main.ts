@@ -24,7 +24,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
  * limit C / T, the latency added to T (p50, p99), the cores worker, web, this process and the whole
  * machine used in the timed window, the most PostgreSQL connections open at once, each process's RSS peak,
- * event-loop delay p99 and garbage-collection pauses (count, total, longest; its own heap), and errors;
+ * event-loop delay p99 and garbage-collection pauses (count, total, longest; its own heap; this
+ * process's too, as it is the LLM-like server and every client), and errors;
  * writes bench/io-results.json.
  *
  * `--stream` (DESIGN §13): the server speaks the chat-completions stream format, the agent reads it
@@ -119,6 +120,9 @@ async function main(): Promise<number> {
   teardown.add(`delete Redis keys ${queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, queuePrefix)} deleted`);
   teardown.add(`drop database ${databaseName}`, () => dropDatabase(databaseUrl));
   const probeDir = mkdtempSync(`${tmpdir()}/agentexec-io-`);
+  // This process is the LLM-like server and every client: its own pauses are in each token's relay time too.
+  process.env.LOOP_PROBE_DIR = probeDir;
+  await import('./loop-probe.js');
   teardown.add('remove the loop probes', () => rmSync(probeDir, { recursive: true, force: true }));
   try {
     const fixture = await createFixture(databaseUrl, { [agentName]: options.stream ? (options.perToken ? perTokenAgentSource : streamingAgentSource) : agentSource });
@@ -160,7 +164,7 @@ async function main(): Promise<number> {
     let cpuAtStart: CpuReading | undefined;
     const startSampling = setTimeout(() => {
       cpuAtStart = readCpu([stack.worker.pid, stack.web.pid]);
-      for (const p of [stack.web, stack.worker]) process.kill(p.pid, 'SIGUSR2');
+      for (const pid of [stack.web.pid, stack.worker.pid, process.pid]) process.kill(pid, 'SIGUSR2');
       rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
       connections = sampleConnections(databaseName);
     }, spreadMs + warmupMs);
@@ -187,7 +191,7 @@ async function main(): Promise<number> {
     const cpu = cpuAtStart ? cpuCores(cpuBetween(cpuAtStart, readCpu([stack.worker.pid, stack.web.pid]))) : null;
     const [workerRss, webRss] = rss.map((s) => s.stop());
     const mostConnections = (await connections?.stop()) ?? 0;
-    const probes = [stack.worker, stack.web].map((p) => readProbe(probeDir, p.pid));
+    const probes = [stack.worker.pid, stack.web.pid, process.pid].map((pid) => readProbe(probeDir, pid));
     if (options.profileSeconds) keepProfiles(probeDir, options.profileDir, { worker: stack.worker.pid, web: stack.web.pid });
     const limit = options.clients / options.seconds;
     const runsPerSecond = completed / options.duration;
@@ -210,8 +214,8 @@ async function main(): Promise<number> {
       cpuCores: cpu,
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
-      eventLoopDelayMs: { worker: probes[0]?.loop ?? null, web: probes[1]?.loop ?? null },
-      gcPausesMs: { worker: probes[0]?.gc ?? null, web: probes[1]?.gc ?? null },
+      eventLoopDelayMs: { worker: probes[0]?.loop ?? null, web: probes[1]?.loop ?? null, bench: probes[2]?.loop ?? null },
+      gcPausesMs: { worker: probes[0]?.gc ?? null, web: probes[1]?.gc ?? null, bench: probes[2]?.gc ?? null },
       errors: errors.length,
       firstErrors: [...new Set(errors)].slice(0, 5),
       firstWarnings: processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 5),
