@@ -130,7 +130,9 @@ describe('sandbox sys.fetch with stream: true', () => {
       'relayed-raw',
       `const text = await response.relay();
       const { ok } = await sys.ask({ message: 'More?', inputs: [{ name: 'ok', type: 'str' }] });
-      try { await (await sys.fetch('${server.origin}/stream/never', { stream: true })).relay({ field: 'a..b' }); } catch (err) { sys.say(err.name + ': ' + err.message); }
+      for (const options of [{ field: 'a..b' }, 'choices.0.delta.content']) {
+        try { await (await sys.fetch('${server.origin}/stream/never', { stream: true })).relay(options); } catch (err) { sys.say(err.name + ': ' + err.message); }
+      }
       sys.say(text + ' ' + ok);`,
     );
     const code = await compile(source);
@@ -149,10 +151,13 @@ describe('sandbox sys.fetch with stream: true', () => {
     const replayedDeltas: string[] = [];
     const resumed = await runSandbox(makeRun(code, { ...allow, journal: answered(paused.journal, { ok: 'yes' }), ...collectWrites(replayedDeltas) }));
     assert.equal(resumed.resultCode, 'success');
-    assert.equal(server.hits(), hits + 1, 'the replayed stream sends no request (the one request is the new fetch)');
-    const refused = 'TypeError: relay: field must be a dot path of up to 200 characters, such as "choices.0.delta.content"';
-    assert.deepEqual(texts(resumed), [refused, 'ab yes']);
-    assert.deepEqual(replayedDeltas, [refused, 'ab yes'], 'what was relayed before the ask is not written again');
+    assert.equal(server.hits(), hits + 2, 'the replayed stream sends no request (the two are the new fetches)');
+    const refused = [
+      'TypeError: relay: field must be a dot path of up to 200 characters, such as "choices.0.delta.content"',
+      'TypeError: relay: options must be an object such as { field: "choices.0.delta.content" }',
+    ];
+    assert.deepEqual(texts(resumed), [...refused, 'ab yes']);
+    assert.deepEqual(replayedDeltas, [...refused, 'ab yes'], 'what was relayed before the ask is not written again');
   });
 
   for (const [name, reading] of [

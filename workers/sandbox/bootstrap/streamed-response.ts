@@ -52,10 +52,10 @@ export function makeStreamedResponse(run: Run, head: StreamHead) {
     finished = true;
     callSync(run, 'fetchClose', { stream: head.stream });
   };
-  const relay = async (options?: { field?: unknown }): Promise<string> => {
-    const field = options === undefined || options === null ? undefined : options.field;
+  const relay = async (options?: unknown): Promise<string> => {
     const text = await queued(async () => {
-      const reply = (await callAsync(run, 'fetchRelay', { stream: head.stream, field })) as { text: string };
+      // The host checks the options (streamed-fetch.ts `callFetchRelay`).
+      const reply = (await callAsync(run, 'fetchRelay', { stream: head.stream, options: options ?? null })) as { text: string };
       finished = true;
       return reply.text;
     });
