@@ -125,7 +125,7 @@ describe('sandbox sys.fetch with stream: true', () => {
     assert.deepEqual(writes, [{ text: 'Hel' }, { text: 'lo' }, { text: ' ✓' }], 'a traced run shows each relayed piece as a write');
   });
 
-  it('relays the body as it comes without a field, replays it from the journal after an ask, and refuses a bad field', async () => {
+  it('relays the body as it comes without a field, replays it from the journal after an ask, and refuses bad options', async () => {
     const source = agentFetching(
       'relayed-raw',
       `const text = await response.relay();

@@ -114,10 +114,10 @@ const maxFieldLength = 200;
 
 /**
  * The `fetchRelay` op: writes the rest of the body with `write` as it arrives and answers `{text}`,
- * everything written. With `options.field` (a dot path such as "choices.0.delta.content") the body is read as
- * server-sent events, and the string at that path of each event's JSON data is written; an event whose
- * data is not JSON (`[DONE]`) or has no string there is skipped. Without it the body's text is written
- * as it comes. Chunks are journaled as any read's, so a resumed run relays them again from the journal
+ * everything written. With `options.field` (a dot path such as "choices.0.delta.content") the body is
+ * read as server-sent events, and the string at that path of each event's JSON data is written; an
+ * event whose data is not JSON (`[DONE]`) or has no string there is skipped. Without it the body's
+ * text is written as it comes. Chunks are journaled as any read's, so a resumed run relays them again from the journal
  * (its writes then are not sent again: host-calls.ts `emitOutput`).
  */
 export async function callFetchRelay(session: Session, payload: Record<string, unknown>, write: (text: string) => void): Promise<{ text: string }> {
@@ -141,7 +141,9 @@ export async function callFetchRelay(session: Session, payload: Record<string, u
 /** The path of relay()'s `{field}` option, split; null without one. */
 function fieldPath(options: unknown): string[] | null {
   if (options === undefined || options === null) return null;
-  if (typeof options !== 'object' || Array.isArray(options)) throw new AgentTypeError(`relay: options must be an object such as { field: "choices.0.delta.content" }`);
+  if (typeof options !== 'object' || Array.isArray(options)) {
+    throw new AgentTypeError('relay: options must be an object such as { field: "choices.0.delta.content" }');
+  }
   const field = (options as Record<string, unknown>).field;
   if (field === undefined || field === null) return null;
   if (typeof field !== 'string' || field === '' || field.length > maxFieldLength || field.split('.').includes('')) {
