@@ -74,7 +74,7 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
       if (verdicts.size > options.maxAgents) verdicts.delete(verdicts.keys().next().value!);
     },
     wasShort(agentName) {
-      if (verdicts.size > 0) verdicts.delete(agentName);
+      verdicts.delete(agentName);
     },
   };
 }

@@ -19,9 +19,12 @@ import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from '.
 type Payload = Record<string, unknown>;
 type ReplyError = { kind: 'type' | 'fetch' | 'halt'; message: string };
 
+/** sys.write's text appended to the output; a relay's pieces are written so too. */
+const writeOutput = (session: Session, p: Payload) => emitOutput(session, () => writeText(session.output, stringField(p, 'text')));
+
 /** What the isolate queues in a run's outbox (bootstrap/host.ts `queueOutput`): made in order before the call that carries it. */
 const queuedOps: Record<string, (session: Session, payload: Payload) => void> = {
-  write: (session, p) => emitOutput(session, () => writeText(session.output, stringField(p, 'text'))),
+  write: writeOutput,
 };
 
 const syncOps: Record<string, (session: Session, payload: Payload) => unknown> = {
@@ -53,7 +56,8 @@ const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<u
   sleep: callSleep,
   fetch: callFetch,
   fetchRead: callFetchRead,
-  fetchRelay: (session, p) => callFetchRelay(session, p, (text) => relayWrite(session, text)),
+  // Each piece relayed is written as the agent's own sys.write would be.
+  fetchRelay: (session, p) => callFetchRelay(session, p, (text) => makeQueued(session, 'write', writeOutput, { text })),
   ask: callAsk,
 };
 
@@ -99,9 +103,14 @@ export function makeQueuedOutput(session: Session, outbox: unknown): void {
     const [op, payload] = Array.isArray(item) ? (item as [unknown, unknown]) : [];
     const handler = typeof op === 'string' ? queuedOps[op] : undefined;
     if (!handler || typeof payload !== 'object' || payload === null) throw new AgentTypeError('malformed output');
-    if (isTracing(session)) traceSyncCall(session, op as string, payload as Payload, () => handler(session, payload as Payload));
-    else handler(session, payload as Payload);
+    makeQueued(session, op as string, handler, payload as Payload);
   }
+}
+
+/** Makes one queued output (an outbox item, or a piece a relay writes), traced as a call of its op in a traced run. */
+function makeQueued(session: Session, op: string, handler: (session: Session, payload: Payload) => void, payload: Payload): void {
+  if (isTracing(session)) traceSyncCall(session, op, payload, () => handler(session, payload));
+  else handler(session, payload);
 }
 
 /** The reply to a call that failed: an error the agent sees, or a halt once the failure has ended the run. */
@@ -124,13 +133,6 @@ export function haltReply(): string {
 
 function errorReply(error: ReplyError): string {
   return JSON.stringify({ ok: false, error });
-}
-
-/** A piece a relay writes: as the agent's own sys.write, traced as one in a traced run. */
-function relayWrite(session: Session, text: string): void {
-  const write = () => emitOutput(session, () => writeText(session.output, text));
-  if (isTracing(session)) traceSyncCall(session, 'write', { text }, write);
-  else write();
 }
 
 /** Output made while replaying was already sent before the pause: collect and emit only live output. */

@@ -117,20 +117,19 @@ const maxFieldLength = 200;
  * everything written. With `options.field` (a dot path such as "choices.0.delta.content") the body is
  * read as server-sent events, and the string at that path of each event's JSON data is written; an
  * event whose data is not JSON (`[DONE]`) or has no string there is skipped. Without it the body's
- * text is written as it comes. Chunks are journaled as any read's, so a resumed run relays them again from the journal
- * (its writes then are not sent again: host-calls.ts `emitOutput`).
+ * text is written as it comes. Chunks are journaled as any read's, so a resumed run relays them again
+ * from the journal (its writes then are not sent again: host-calls.ts `emitOutput`).
  */
 export async function callFetchRelay(session: Session, payload: Record<string, unknown>, write: (text: string) => void): Promise<{ text: string }> {
   const path = fieldPath(payload.options);
   const open = openStreamOf(session, payload);
-  const parser = path ? createEventStreamParser() : null;
+  const piecesOf = path ? fieldsOfEvents(path) : (chunk: string) => [chunk];
   let text = '';
   for (;;) {
     if (hasEnded(session)) return { text };
     const read = await readChunk(session, open);
     if ('done' in read) return { text };
-    const pieces = parser && path ? parser.push(read.chunk).map((event) => fieldOf(event.data, path)) : [read.chunk];
-    for (const piece of pieces) {
+    for (const piece of piecesOf(read.chunk)) {
       if (!piece || hasEnded(session)) continue;
       text += piece;
       write(piece);
@@ -146,10 +145,17 @@ function fieldPath(options: unknown): string[] | null {
   }
   const field = (options as Record<string, unknown>).field;
   if (field === undefined || field === null) return null;
-  if (typeof field !== 'string' || field === '' || field.length > maxFieldLength || field.split('.').includes('')) {
+  const path = typeof field === 'string' && field.length <= maxFieldLength ? field.split('.') : [];
+  if (path.includes('') || path.length === 0) {
     throw new AgentTypeError(`relay: field must be a dot path of up to ${maxFieldLength} characters, such as "choices.0.delta.content"`);
   }
-  return field.split('.');
+  return path;
+}
+
+/** Reads chunks as server-sent events (with a parser of its own) and takes the string at `path` of each one's data. */
+function fieldsOfEvents(path: string[]): (chunk: string) => Array<string | undefined> {
+  const parser = createEventStreamParser();
+  return (chunk) => parser.push(chunk).map((event) => fieldOf(event.data, path));
 }
 
 /** The string at `path` of `data` parsed as JSON, or undefined. */
