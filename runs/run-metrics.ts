@@ -4,7 +4,7 @@ import { runCountsMetricsKey, runDurationMetricsKey } from '../shared/channels.j
 import { scriptCommand } from './redis-script.js';
 
 /**
- * Run metrics, cluster-wide. Workers have no HTTP server and there may be many, so each ended run is
+ * Run metrics, cluster-wide. Workers have no HTTP server and there may be many, so ended runs are
  * added to two Redis hashes, and every web process's /metrics reads them at scrape time: the same
  * numbers from any web process.
  */
@@ -22,28 +22,94 @@ export interface RunDurations {
   count: number;
 }
 
-/** Counts a run by result code and, when ARGV[2] is not empty, in its duration bucket, the sum and the count. */
-const countRun = scriptCommand<[countsKey: string, durationsKey: string, resultCode: string, bucket: string, durationMs: number]>(
+/**
+ * Adds to the counts hash (KEYS[1]) the ARGV[1] field/increment pairs that follow ARGV[1], and to the
+ * durations hash (KEYS[2]) the pairs after those. One script, so a scrape never sees a count without
+ * its duration.
+ */
+const addCounts = scriptCommand<(string | number)[]>(
   2,
   `
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-if ARGV[2] ~= '' then
-  redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
-  redis.call('HINCRBY', KEYS[2], 'sum_ms', ARGV[3])
-  redis.call('HINCRBY', KEYS[2], 'count', 1)
-end
+local counts = tonumber(ARGV[1])
+for i = 2, 2 * counts, 2 do redis.call('HINCRBY', KEYS[1], ARGV[i], ARGV[i + 1]) end
+for i = 2 * counts + 2, #ARGV, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
 `,
 );
 
+/** Ended runs added up and not sent yet: by result code, and by duration bucket with their sum and count. */
+interface Tally {
+  counts: Map<string, number>;
+  durations: Map<string, number>;
+}
+
+const emptyTally = (): Tally => ({ counts: new Map(), durations: new Map() });
+
+function addTo(map: Map<string, number>, field: string, by: number): void {
+  map.set(field, (map.get(field) ?? 0) + by);
+}
+
+/** Counts one run in the tally: its result code and, when known, its duration. */
+function tallyRun(tally: Tally, resultCode: ResultCode, durationMs?: number): void {
+  addTo(tally.counts, resultCode, 1);
+  if (durationMs === undefined) return;
+  addTo(tally.durations, bucketField(runDurationBuckets.find((bound) => durationMs / 1000 <= bound) ?? infinity), 1);
+  addTo(tally.durations, 'sum_ms', Math.round(durationMs));
+  addTo(tally.durations, 'count', 1);
+}
+
+function sendTally(redis: Redis, prefix: string, tally: Tally): Promise<unknown> {
+  const pairs = (map: Map<string, number>) => [...map].flat();
+  return addCounts(redis, runCountsMetricsKey(prefix), runDurationMetricsKey(prefix), tally.counts.size, ...pairs(tally.counts), ...pairs(tally.durations));
+}
+
 /**
- * Adds one ended run: its result code and, when known, its duration (a run whose worker died has
- * none), counted in the one bucket it falls in (the reader sums them up). One script, so a scrape never
- * sees the count without the duration, and on an auto-pipelined connection it shares its socket write
- * with the run's end event. Resolves even when Redis fails: metrics must never fail a run.
+ * Adds one ended run at once: its result code and, when known, its duration (a run whose worker died
+ * has none). For runs ended off the hot path (a cancel in the queue, a lost run); the processes that
+ * end runs by the thousand add them up in a RunMetricsRecorder instead. Resolves even when Redis
+ * fails: metrics must never fail a run.
  */
 export async function recordRunMetrics(redis: Redis, prefix: string, resultCode: ResultCode, durationMs?: number): Promise<void> {
-  const bucket = durationMs === undefined ? '' : bucketField(runDurationBuckets.find((bound) => durationMs / 1000 <= bound) ?? infinity);
-  await countRun(redis, runCountsMetricsKey(prefix), runDurationMetricsKey(prefix), resultCode, bucket, Math.round(durationMs ?? 0)).catch(() => undefined);
+  const tally = emptyTally();
+  tallyRun(tally, resultCode, durationMs);
+  await sendTally(redis, prefix, tally).catch(() => undefined);
+}
+
+/** A process's ended runs, added up in memory and sent to Redis together. */
+export interface RunMetricsRecorder {
+  /** Counts one ended run; synchronous, never fails. */
+  record(resultCode: ResultCode, durationMs?: number): void;
+  /** Sends what is counted and stops (a clean shutdown loses no run). */
+  close(): Promise<void>;
+}
+
+/** How often a recorder sends what it counted: a scrape sees a run this much later at most. */
+export const runMetricsFlushMs = 250;
+
+/**
+ * A recorder that sends its tally every `flushEveryMs`, as one script call whatever the number of runs:
+ * one call a run was a Redis round trip and a script run per call, a few per cent of what a short
+ * call costs the machine. What a process that dies holds is lost (at most `flushEveryMs` of runs); a
+ * tally Redis refuses is dropped too, as a single run's was.
+ */
+export function createRunMetricsRecorder(redis: Redis, prefix: string, { flushEveryMs = runMetricsFlushMs }: { flushEveryMs?: number } = {}): RunMetricsRecorder {
+  let tally = emptyTally();
+  const flush = async () => {
+    if (tally.counts.size === 0) return;
+    const taken = tally;
+    tally = emptyTally();
+    await sendTally(redis, prefix, taken).catch(() => undefined);
+  };
+  const timer = setInterval(() => void flush(), flushEveryMs);
+  timer.unref();
+  return {
+    record(resultCode, durationMs) {
+      tallyRun(tally, resultCode, durationMs);
+    },
+    async close() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
 }
 
 /** Runs ended so far by result code. */

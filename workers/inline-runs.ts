@@ -10,7 +10,7 @@ import { createConversationReader } from '../runs/conversation-reader.js';
 import { createFirstRunWriter } from '../runs/first-run-writer.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
 import { databaseUnavailable } from '../runs/run-endings.js';
-import { recordRunMetrics } from '../runs/run-metrics.js';
+import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
@@ -73,6 +73,7 @@ export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaul
     firstRuns: createFirstRunWriter(deps.db),
     commits: createConversationCommits(deps.db),
   };
+  const runMetrics = createRunMetricsRecorder(redis, prefix);
   const admission = createInlineAdmission(clock);
   const lag = watchLoopLag();
 
@@ -93,7 +94,7 @@ export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaul
       admission.wasShort(data.agentName);
       if (result.kind === 'response') {
         logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode, inline: true }, 'run ended');
-        void recordRunMetrics(redis, prefix, result.response.resultCode, performance.now() - started).catch(() => undefined);
+        runMetrics.record(result.response.resultCode, performance.now() - started);
       }
       return result;
     },
@@ -101,6 +102,7 @@ export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaul
       lag.stop();
       isolates.clear();
       subscriber.disconnect();
+      await runMetrics.close();
       redis.disconnect();
     },
   };

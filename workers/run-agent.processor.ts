@@ -8,7 +8,7 @@ import { AbandonedRunError } from '../runs/commit.js';
 import { endWithoutRun } from '../runs/end-without-run.js';
 import { createRunEventPublisher } from '../runs/run-event-publisher.js';
 import { databaseUnavailable, type RunResult } from '../runs/run-endings.js';
-import { recordRunMetrics } from '../runs/run-metrics.js';
+import type { RunMetricsRecorder } from '../runs/run-metrics.js';
 import { executeRun } from './runs/execute-run.js';
 import type { RunDeps, RunEventSink } from './runs/run-deps.js';
 import type { RunControl } from './runs/run-control.js';
@@ -24,6 +24,7 @@ export interface ProcessorDeps extends RunDeps {
   webhooks: Queue<WebhookJobData>;
   control: RunControl;
   sessions: SessionWatch;
+  runMetrics: RunMetricsRecorder;
   logger: Logger;
 }
 
@@ -62,8 +63,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
         return;
       }
       deps.logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode }, 'run ended');
-      // Not awaited: on the same connection as the end event, so it is written before the caller hears of the end.
-      void recordRunMetrics(deps.publisher, deps.config.queuePrefix, result.response.resultCode, performance.now() - started);
+      deps.runMetrics.record(result.response.resultCode, performance.now() - started);
       await publish({ event: 'end', data: result.response }).catch(report);
       // Its delivery was written with its record (if its account has a webhook); a lost job is queued again by the sweep.
       if (data.background) {

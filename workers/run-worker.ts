@@ -22,6 +22,7 @@ import { createRunControl } from './runs/run-control.js';
 import type { HeldConversation } from './runs/held-conversation.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
 import { subscribeToControl } from './control-channel.js';
+import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -54,7 +55,8 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   queueConnection.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
   const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: queueConnection, prefix });
   webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, agents: createAgentCodeCache(), conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
+  const runMetrics = createRunMetricsRecorder(publisher, prefix);
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, agents: createAgentCodeCache(), conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
@@ -88,6 +90,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
       subscriber.disconnect();
       await webhooks.close();
       queueConnection.disconnect();
+      await runMetrics.close();
       publisher.disconnect();
     },
   };

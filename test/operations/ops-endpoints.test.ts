@@ -93,7 +93,7 @@ describe('operations endpoints', () => {
     assert.equal(line.headers, undefined);
   });
 
-  it('counts ended runs by resultCode, cluster-wide, and their durations', async () => {
+  it('counts ended runs by resultCode, cluster-wide, and their durations, within a flush of their end', async () => {
     const first = await scrape(stack);
     const success = first.value('agentexec_runs_total', { resultCode: 'success' }) ?? 0;
     const failed = first.value('agentexec_runs_total', { resultCode: 'failCommand' }) ?? 0;
@@ -101,7 +101,9 @@ describe('operations endpoints', () => {
     for (let i = 0; i < 3; i++) assert.equal((await execAgent(stack.url, key, { agentName: hello })).body.resultCode, 'success');
     for (let i = 0; i < 2; i++) assert.equal((await execAgent(stack.url, key, { agentName: failing })).body.resultCode, 'failCommand');
 
-    const after = await scrape(stack);
+    // Each process sends what it counted every runMetricsFlushMs (250 ms).
+    let after = await scrape(stack);
+    await waitFor(async () => (after = await scrape(stack)).value('agentexec_run_duration_seconds_count') === durations + 5, 2000, 'the five runs in /metrics');
     assert.equal(after.value('agentexec_runs_total', { resultCode: 'success' }), success + 3);
     assert.equal(after.value('agentexec_runs_total', { resultCode: 'failCommand' }), failed + 2);
     assert.equal(after.value('agentexec_run_duration_seconds_count'), durations + 5);

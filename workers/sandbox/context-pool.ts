@@ -5,7 +5,11 @@ import { createSandboxIsolate, disposeSandboxIsolate, isDisposed, isIsolateIdle,
 export interface ContextPoolOptions {
   /** Idle contexts kept in total, over all agents and callers; the least recently used goes first. 0 turns reuse off. */
   maxIdle: number;
-  /** Runs after which a context is retired, so slow leaks (V8 caches) stay bounded. */
+  /**
+   * Runs after which a context is retired, so slow leaks (V8 caches) stay bounded; the heap check
+   * (heapSealShare) catches fast ones. Each retirement costs a new isolate (1.5–4.5 ms on this thread)
+   * and cold code for its first runs: at 500, a fifth of a warm hello run's cost here.
+   */
   maxRunsPerContext: number;
   /** Contexts one isolate holds at once, idle or running: the runs of one caller sharing it. */
   contextsPerIsolate: number;
@@ -94,7 +98,7 @@ export interface ContextPool {
 
 export const defaultPoolOptions: ContextPoolOptions = {
   maxIdle: 256,
-  maxRunsPerContext: 500,
+  maxRunsPerContext: 5000,
   contextsPerIsolate: 8,
   contextsPerIsolateLifetime: 256,
   busyAfterEndMs: 1000,
