@@ -6,9 +6,10 @@ import { describeEnvironment } from './environment.js';
 import { execAgent } from './exec.js';
 import { createFixture, dropDatabase } from './fixture.js';
 import { measureFloor, type Floor } from './floor.js';
-import { parseOptions, type Profile } from './options.js';
+import { parseOptions, type Options, type Profile } from './options.js';
 import { deleteKeysWithPrefix } from './redis-keys.js';
 import { evaluate, floorMeasurements, formatReport, summarizeResults, writeResults, type Results } from './report.js';
+import { medianFloor, medianMeasurements, roundNotes, type Round } from './rounds.js';
 import { runScenarios, type Measurement, type Scenario, type ScenarioContext } from './scenario.js';
 import { askAnswer } from './scenarios/ask.js';
 import { cancelLatency } from './scenarios/cancel.js';
@@ -23,10 +24,11 @@ import { withTimeout } from './stats.js';
 import { cleanUpOnInterrupt, createTeardown, type Teardown } from './teardown.js';
 
 /**
- * `npm run bench [-- --quick] [-- --strict]`: the floor (a raw BullMQ round trip), then execAgent
- * through the product run as the Procfile runs it (one web and one worker process) on a database and
- * queue prefix of its own; prints a table and writes bench/results.json. DESIGN §10 has the floor
- * figures to expect on this kind of machine.
+ * `npm run bench [-- --quick] [-- --strict] [-- --only ids] [-- --rounds N]`: the floor (a raw BullMQ
+ * round trip), then execAgent through the product run as the Procfile runs it (one web and one worker
+ * process) on a database and queue prefix of its own; prints a table and writes bench/results.json.
+ * With `--rounds N`, the stack first, then N rounds of floor and scenarios, reported as medians
+ * (bench/rounds.ts). DESIGN §10 has the floor figures to expect on this kind of machine.
  */
 
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -51,6 +53,8 @@ interface Gathered {
   measurements: Measurement[];
   notes: Record<string, string[]>;
   processes: ProductProcess[];
+  /** With `--rounds N` (N > 1): each round's floor and measurements, reported as medians instead. */
+  rounds: Round[];
 }
 
 interface Names {
@@ -72,8 +76,9 @@ async function main(): Promise<number> {
   cleanUpOnInterrupt(teardown, log);
   teardown.add(`delete Redis keys ${names.queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, names.queuePrefix)} deleted`);
 
-  const gathered: Gathered = { floor: null, measurements: [], notes: {}, processes: [] };
-  const fatal = await gather(gathered, options.profile, chosen, names, teardown).then(
+  const gathered: Gathered = { floor: null, measurements: [], notes: {}, processes: [], rounds: [] };
+  const measure = options.rounds > 1 ? gatherRounds : gather;
+  const fatal = await measure(gathered, options, chosen, names, teardown).then(
     () => undefined,
     (err: unknown) => {
       log(`bench could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -91,13 +96,8 @@ async function main(): Promise<number> {
 }
 
 /** The floor, then the product's stack and the scenarios against it. */
-async function gather(gathered: Gathered, profile: Profile, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
-  log(`▸ (a) floor: raw BullMQ round trip (${profile.name} profile)`);
-  const floor = await measureFloor(redisUrl, names.queuePrefix, profile).then(
-    (figures) => ({ figures, error: undefined }),
-    (err: unknown) => ({ figures: null, error: messageOf(err) }),
-  );
-  if (floor.error) log(`  failed: ${floor.error}`);
+async function gather(gathered: Gathered, { profile }: Options, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
+  const floor = await floorOf(profile, names);
   gathered.floor = floor.figures;
   gathered.measurements.push(...floorMeasurements(floor.figures, floor.error));
 
@@ -106,6 +106,33 @@ async function gather(gathered: Gathered, profile: Profile, chosen: Scenario[], 
   const run = await runScenarios(chosen, context, log);
   gathered.measurements.push(...run.measurements);
   gathered.notes = run.notes;
+}
+
+/**
+ * `--rounds N`: the product's stack, then N rounds of the floor and the scenarios against it, each
+ * round evaluated against its own floor (bench/rounds.ts combines them). The stack stands idle while
+ * each floor is measured, in every round alike.
+ */
+async function gatherRounds(gathered: Gathered, { profile, rounds }: Options, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
+  log('▸ setting up: database, agents, key, web and worker processes');
+  const context = await setUpStack(profile, names, teardown, gathered.processes);
+  for (let round = 1; round <= rounds; round++) {
+    log(`▸ round ${round} of ${rounds}`);
+    const floor = await floorOf(profile, names);
+    const run = await runScenarios(chosen, context, log);
+    gathered.rounds.push({ floor: floor.figures, measurements: evaluate([...floorMeasurements(floor.figures, floor.error), ...run.measurements], floor.figures) });
+    for (const [id, notes] of Object.entries(run.notes)) gathered.notes[id] = [...(gathered.notes[id] ?? []), ...notes.map((note) => `round ${round}: ${note}`)];
+  }
+}
+
+async function floorOf(profile: Profile, names: Names): Promise<{ figures: Floor | null; error?: string }> {
+  log(`▸ (a) floor: raw BullMQ round trip (${profile.name} profile)`);
+  const floor = await measureFloor(redisUrl, names.queuePrefix, profile).then(
+    (figures) => ({ figures, error: undefined }),
+    (err: unknown) => ({ figures: null, error: messageOf(err) }),
+  );
+  if (floor.error) log(`  failed: ${floor.error}`);
+  return floor;
 }
 
 /** Database, agents and key; web and worker processes; a client; a first call that proves the worker runs. */
@@ -125,13 +152,15 @@ async function setUpStack(profile: Profile, names: Names, teardown: Teardown, pr
 }
 
 function resultsOf(gathered: Gathered, environment: Results['environment'], fatal: string | undefined, teardown: string[]): Results {
-  const measurements = evaluate(gathered.measurements, gathered.floor);
+  const { rounds } = gathered;
+  const measurements = rounds.length > 0 ? medianMeasurements(rounds) : evaluate(gathered.measurements, gathered.floor);
   return {
     environment,
+    ...(rounds.length > 0 ? { rounds: rounds.length } : {}),
     ...(fatal ? { fatal } : {}),
-    floor: gathered.floor,
+    floor: rounds.length > 0 ? medianFloor(rounds) : gathered.floor,
     measurements,
-    notes: gathered.notes,
+    notes: rounds.length > 0 ? { ...gathered.notes, rounds: roundNotes(rounds) } : gathered.notes,
     productOutput: Object.fromEntries(gathered.processes.map((p) => [p.name, p.problems()])),
     teardown,
     summary: summarizeResults(measurements),

@@ -21,6 +21,8 @@ export interface Options {
   strict: boolean;
   /** Scenario ids to run (the floor is always measured); undefined runs them all. */
   only?: string[];
+  /** Rounds of floor and scenarios against one stack, reported as medians (bench/rounds.ts); 1 unless told. */
+  rounds: number;
 }
 
 const full: Profile = {
@@ -55,17 +57,24 @@ const quick: Profile = {
   openStreams: 100,
 };
 
-const usage = 'usage: node --no-node-snapshot dist/bench/main.js [--quick] [--strict] [--only SCENARIO,...]';
+const usage = 'usage: node --no-node-snapshot dist/bench/main.js [--quick] [--strict] [--only SCENARIO,...] [--rounds N]';
 
-/** Reads the command line (`--quick`, `--strict`, `--only ids`); an unknown flag stops with the usage line. */
+/** Reads the command line (`--quick`, `--strict`, `--only ids`, `--rounds N`); an unknown flag or a bad count stops with the usage line. */
 export function parseOptions(argv: string[]): Options {
-  const options: Options = { profile: full, strict: false };
+  const options: Options = { profile: full, strict: false, rounds: 1 };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') options.profile = quick;
     else if (arg === '--strict') options.strict = true;
     else if (arg === '--only' && argv[i + 1]) options.only = argv[++i]!.split(',');
+    else if (arg === '--rounds' && argv[i + 1]) options.rounds = roundCount(argv[++i]!);
     else throw new Error(`unknown option ${arg}\n${usage}`);
   }
   return options;
+}
+
+function roundCount(text: string): number {
+  const count = Number(text);
+  if (!Number.isInteger(count) || count < 1 || count > 9) throw new Error(`--rounds takes a whole number from 1 to 9, not ${text}\n${usage}`);
+  return count;
 }

@@ -14,6 +14,8 @@ export interface ReportedMeasurement extends Measurement {
 
 export interface Results {
   environment: Environment;
+  /** With `--rounds N` (N > 1): every figure is the median of N rounds, each against its own floor (bench/rounds.ts). */
+  rounds?: number;
   /** Why the bench stopped early (set-up failed); the figures measured before are still reported. */
   fatal?: string;
   floor: Floor | null;
@@ -64,7 +66,7 @@ export function writeResults(path: string, results: Results): void {
 export function formatReport(results: Results): string {
   const env = results.environment;
   const lines = [
-    `agentexec bench — ${env.profile} run, ${env.date}`,
+    `agentexec bench — ${env.profile} run${results.rounds ? `, medians of ${results.rounds} rounds` : ''}, ${env.date}`,
     `node ${env.node}, ${env.cpuCount} × ${env.cpuModel}, commit ${env.gitCommit ?? 'unknown'}`,
     ...(results.fatal ? ['', `STOPPED EARLY: ${results.fatal}`] : []),
     '',

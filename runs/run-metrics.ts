@@ -78,12 +78,15 @@ export async function recordRunMetrics(redis: Redis, prefix: string, resultCode:
 export interface RunMetricsRecorder {
   /** Counts one ended run; synchronous, never fails. */
   record(resultCode: ResultCode, durationMs?: number): void;
-  /** Sends what is counted and stops (a clean shutdown loses no run). */
+  /** Sends what is counted and stops (a clean shutdown loses no run); waits for Redis `closeWaitMs` at most. */
   close(): Promise<void>;
 }
 
 /** How often a recorder sends what it counted: a scrape sees a run this much later at most. */
 export const runMetricsFlushMs = 250;
+
+/** How long a closing recorder waits for Redis to take its last tally: metrics never hold a shutdown up. */
+const closeWaitMs = 1000;
 
 /**
  * A recorder that sends its tally every `flushEveryMs`, as one script call whatever the number of runs:
@@ -107,7 +110,9 @@ export function createRunMetricsRecorder(redis: Redis, prefix: string, { flushEv
     },
     async close() {
       clearInterval(timer);
-      await flush();
+      let timeout: NodeJS.Timeout | undefined;
+      await Promise.race([flush(), new Promise<void>((resolve) => (timeout = setTimeout(resolve, closeWaitMs)))]);
+      clearTimeout(timeout);
     },
   };
 }

@@ -102,7 +102,7 @@ describe('operations endpoints', () => {
     for (let i = 0; i < 2; i++) assert.equal((await execAgent(stack.url, key, { agentName: failing })).body.resultCode, 'failCommand');
 
     // Each process sends what it counted every runMetricsFlushMs (250 ms).
-    let after = await scrape(stack);
+    let after!: Scrape;
     await waitFor(async () => (after = await scrape(stack)).value('agentexec_run_duration_seconds_count') === durations + 5, 2000, 'the five runs in /metrics');
     assert.equal(after.value('agentexec_runs_total', { resultCode: 'success' }), success + 3);
     assert.equal(after.value('agentexec_runs_total', { resultCode: 'failCommand' }), failed + 2);

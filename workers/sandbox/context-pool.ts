@@ -7,8 +7,9 @@ export interface ContextPoolOptions {
   maxIdle: number;
   /**
    * Runs after which a context is retired, so slow leaks (V8 caches) stay bounded; the heap check
-   * (heapSealShare) catches fast ones. Each retirement costs a new isolate (1.5–4.5 ms on this thread)
-   * and cold code for its first runs: at 500, a fifth of a warm hello run's cost here.
+   * (heapSealShare) catches fast ones. Each retirement costs a new context (for a web process's short
+   * runs a new isolate too, 1.5–4.5 ms on its thread) and cold code for its first runs: at 500, about
+   * a fifth of what a warm hello run cost.
    */
   maxRunsPerContext: number;
   /** Contexts one isolate holds at once, idle or running: the runs of one caller sharing it. */
