@@ -13,6 +13,7 @@ import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
 import { createApp } from './app.js';
 import { openBearerKeys } from './auth/bearer-keys.js';
+import type { BearerKeyCache } from './auth/bearer-key-cache.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
 import type { WebDeps } from './deps.js';
 import { openRunEvents } from './exec/run-events.js';
@@ -33,7 +34,7 @@ const keepAliveTimeoutMs = 65_000;
 export async function startWeb(
   base: { config: Config; db: Db; logger: Logger; box: SecretBox; clock: Clock; secrets: Secrets },
   port = base.config.port,
-  { inlineRuns }: { inlineRuns?: InlineRuns } = {},
+  { inlineRuns, bearerKeyCache }: { inlineRuns?: InlineRuns; bearerKeyCache?: BearerKeyCache } = {},
 ): Promise<WebServer> {
   const { config, logger } = base;
   const redis = await openProducer(config.redisUrl, logger);
@@ -48,7 +49,7 @@ export async function startWeb(
   maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
   const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
-  const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, prefix: config.queuePrefix, db: base.db, logger });
+  const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, prefix: config.queuePrefix, db: base.db, logger, cache: bearerKeyCache });
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
   const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, bearerKeys, metrics, usage, inlineRuns };

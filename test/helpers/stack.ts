@@ -3,6 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import { loadConfig, type Config } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openRuntime, type Runtime } from '../../db/runtime.js';
+import { createBearerKeyCache, type BearerKeyCache } from '../../server/auth/bearer-key-cache.js';
 import { startWeb, type WebServer } from '../../server/web.js';
 import { startWorkers, type Workers } from '../../workers/start-workers.js';
 import { startInlineRuns } from '../../workers/inline-runs.js';
@@ -17,6 +18,8 @@ export interface Stack {
   worker: Workers;
   /** Every log line written so far (JSON), for tests that check what is logged. */
   logLines: string[];
+  /** The web process's bearer key cache: its `generation` moves when an account change message has dropped keys. */
+  bearerKeyCache: BearerKeyCache;
   close(): Promise<void>;
 }
 
@@ -42,7 +45,8 @@ export async function startStack(overrides: Record<string, string> = {}, options
   const runtime = await openRuntime(config, logger, 2 * config.databasePoolSize);
   if (options.clock) runtime.clock = options.clock;
   const worker = await startWorkers(runtime);
-  const web = await startWeb(runtime, 0, { inlineRuns: await startInlineRuns(runtime, options.inline) });
+  const bearerKeyCache = createBearerKeyCache();
+  const web = await startWeb(runtime, 0, { inlineRuns: await startInlineRuns(runtime, options.inline), bearerKeyCache });
   return {
     url: `http://127.0.0.1:${web.port}`,
     config,
@@ -50,6 +54,7 @@ export async function startStack(overrides: Record<string, string> = {}, options
     web,
     worker,
     logLines,
+    bearerKeyCache,
     async close() {
       await web.close();
       await worker.close();

@@ -5,6 +5,7 @@ import { createBrowser } from '../helpers/browser.js';
 import { changeAccountRole, createAccount, createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { waitFor } from '../helpers/wait.js';
 import { utcDay, waitForUsageRows } from './report-helpers.js';
 
 const day = 24 * 60 * 60 * 1000;
@@ -58,7 +59,10 @@ describe('usage report', () => {
     await execAgent(stack.url, a.key, { agentName: failer });
     await execAgent(stack.url, a.key, { agentName: greeter, bogus: true });
     await execAgent(stack.url, b.key, { agentName: greeter });
+    const dropsBefore = stack.bearerKeyCache.generation;
     await changeAccountRole(stack.runtime.db, a.id, 'developer');
+    // The web process reads the new role once the change message has dropped the cached account (milliseconds).
+    await waitFor(() => stack.bearerKeyCache.generation > dropsBefore, 5000, 'the role change to reach the web process');
     await post(stack.url, '/api/user/getUserProfile', {}, { key: a.key });
     clock.advance(day);
     await execAgent(stack.url, a.key, { agentName: greeter });
