@@ -145,8 +145,8 @@ function fieldPath(options: unknown): string[] | null {
   }
   const field = (options as Record<string, unknown>).field;
   if (field === undefined || field === null) return null;
-  const path = typeof field === 'string' && field.length <= maxFieldLength ? field.split('.') : [];
-  if (path.includes('') || path.length === 0) {
+  const path = typeof field === 'string' && field.length <= maxFieldLength ? field.split('.') : undefined;
+  if (!path || path.includes('')) {
     throw new AgentTypeError(`relay: field must be a dot path of up to ${maxFieldLength} characters, such as "choices.0.delta.content"`);
   }
   return path;
