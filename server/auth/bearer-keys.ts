@@ -18,7 +18,7 @@ import { createBearerKeyCache, type BearerKeyCache } from './bearer-key-cache.js
  * again the cache starts empty, as messages may have been missed meanwhile.
  */
 export interface BearerKeys {
-  /** The account whose key has this public id; undefined when there is none. */
+  /** The account whose key has this public id; undefined when there is none. Concurrent calls share a read. */
   findAccount(keyId: string): Promise<ServiceAccount | undefined>;
   /** True while the change channel is subscribed: the only time the cache is used. */
   isCaching(): boolean;
@@ -73,16 +73,31 @@ export async function openBearerKeys(options: BearerKeysOptions): Promise<Bearer
   });
   await subscribed;
 
+  // Reads in flight by key id, so a burst of calls with one uncached key (a client's first thousand
+  // after a restart or a rotation) makes one read, not one per call queued on the pool. A call joins
+  // only a read begun in the same generation: one begun before a drop may return the dropped row.
+  const reads = new Map<string, { generation: number; account: Promise<ServiceAccount | undefined> }>();
+  const readAndCache = (keyId: string, generation: number) => {
+    const account = findServiceAccountByKeyId(db, keyId).then((found) => {
+      // A drop or a lost connection meanwhile changed the generation: the read may predate the change.
+      if (found && caching) cache.set(keyId, found, generation);
+      return found;
+    });
+    const read = { generation, account };
+    reads.set(keyId, read);
+    const forget = () => void (reads.get(keyId) === read && reads.delete(keyId));
+    account.then(forget, forget);
+    return account;
+  };
+
   return {
     async findAccount(keyId) {
       if (!caching) return findServiceAccountByKeyId(db, keyId);
       const cached = cache.get(keyId);
       if (cached) return cached;
       const generation = cache.generation;
-      const account = await findServiceAccountByKeyId(db, keyId);
-      // A drop or a lost connection meanwhile changed the generation: the read may predate the change.
-      if (account && caching) cache.set(keyId, account, generation);
-      return account;
+      const read = reads.get(keyId);
+      return read?.generation === generation ? read.account : readAndCache(keyId, generation);
     },
     isCaching: () => caching,
     async close() {

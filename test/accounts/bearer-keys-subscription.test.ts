@@ -85,3 +85,83 @@ describe('bearer keys while the change subscription is down', () => {
     assert.equal(cache.size, 0);
   });
 });
+
+/** Calls arriving together with a key not cached yet share one read (server/auth/bearer-keys.ts). */
+describe('bearer keys read once for a burst', () => {
+  // One connection: a held connection keeps a read in flight as long as the test needs.
+  const db = createDb(testEnv.DATABASE_URL!, 1);
+  const prefix = `${testEnv.QUEUE_PREFIX}-bearer-burst`;
+  const cache = createBearerKeyCache();
+  let reads = 0;
+  const counted = db.withPlugin({
+    transformQuery: (args) => {
+      reads += 1;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  });
+  let bearerKeys: BearerKeys;
+
+  before(async () => {
+    bearerKeys = await openBearerKeys({ redisUrl: testEnv.REDIS_URL!, prefix, db: counted, logger: createLogger('silent'), cache });
+  });
+  after(async () => {
+    await bearerKeys.close();
+    await db.destroy();
+  });
+  beforeEach(() => {
+    reads = 0;
+  });
+
+  /** Runs `during` while the pool's only connection is taken, so every read started meanwhile waits. */
+  const withPoolHeld = async <T>(during: () => Promise<T>): Promise<T> => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let taken!: () => void;
+    const connectionTaken = new Promise<void>((resolve) => (taken = resolve));
+    const holding = db.connection().execute(async () => {
+      taken();
+      await held;
+    });
+    await connectionTaken;
+    try {
+      return await during();
+    } finally {
+      release();
+      await holding;
+    }
+  };
+
+  it('makes one read for many calls with the same uncached key, and answers each', async () => {
+    const account = await createAccount(db);
+    const { keyId } = parseServiceAccountKey(account.key)!;
+    const unknown = '0000000000000001';
+    const [calls, unknownCalls] = await withPoolHeld(async () => [
+      Array.from({ length: 50 }, () => bearerKeys.findAccount(keyId)),
+      Array.from({ length: 50 }, () => bearerKeys.findAccount(unknown)),
+    ]);
+    const [found, missing] = [await Promise.all(calls!), await Promise.all(unknownCalls!)];
+    assert.deepEqual(new Set(found!.map((a) => a?.id)), new Set([account.id]), 'every call got the account');
+    assert.ok(missing!.every((a) => a === undefined), 'every call with the unknown key got none');
+    assert.equal(reads, 2, 'one read per key id');
+    await bearerKeys.findAccount(keyId);
+    assert.equal(reads, 2, 'then served from the cache');
+  });
+
+  it('does not give a call made after a drop the read begun before it', async () => {
+    const account = await createAccount(db);
+    const { keyId } = parseServiceAccountKey(account.key)!;
+    const pending = await withPoolHeld(async () => {
+      const before = bearerKeys.findAccount(keyId);
+      cache.dropAccount(account.id);
+      const after = bearerKeys.findAccount(keyId);
+      const joined = bearerKeys.findAccount(keyId);
+      return [before, after, joined];
+    });
+    const answers = await Promise.all(pending);
+    assert.ok(answers.every((a) => a?.id === account.id));
+    assert.equal(reads, 2, 'a read before the drop, and one after it that the next call joined');
+    await bearerKeys.findAccount(keyId);
+    assert.equal(reads, 2, 'the read after the drop was cached');
+  });
+});
