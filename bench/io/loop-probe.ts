@@ -25,7 +25,11 @@ if (dir) {
     }
   }).observe({ entryTypes: ['gc'] });
   const timer = setInterval(() => {
-    writeFileSync(file, JSON.stringify({ p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, gc, at: Date.now() }));
+    try {
+      writeFileSync(file, JSON.stringify({ p99: histogram.percentile(99) / 1e6, max: histogram.max / 1e6, gc, at: Date.now() }));
+    } catch {
+      // The bench removed the directory as it ended (its own process writes here until it exits).
+    }
   }, 1000);
   timer.unref();
   const profileSeconds = Number(process.env.LOOP_PROBE_PROFILE_SECONDS ?? 0);

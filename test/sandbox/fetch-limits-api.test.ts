@@ -10,9 +10,10 @@ import { testEnv } from '../helpers/test-env.js';
  * A loopback server that counts its connections (sockets) and the most open at once. It holds every
  * request until none has come for 20 ms, then answers them all: a run that keeps to the limit stops
  * sending once its slots are full, one that does not opens every connection meanwhile. (The pause
- * only paces the server: a run that keeps to the limit passes however slow the machine is.)
+ * only paces the server: a run that keeps to the limit passes however slow the machine is.) With
+ * `gather`, it holds requests until that many are waiting instead.
  */
-async function startCountingServer(): Promise<{ port: number; connections: () => number; mostOpen: () => number; close: () => Promise<void> }> {
+async function startCountingServer({ gather }: { gather?: number } = {}): Promise<{ port: number; connections: () => number; mostOpen: () => number; close: () => Promise<void> }> {
   let connections = 0;
   let open = 0;
   let mostOpen = 0;
@@ -24,6 +25,7 @@ async function startCountingServer(): Promise<{ port: number; connections: () =>
   };
   const server = http.createServer((_req, res) => {
     held.push(res);
+    if (gather) return void (held.length >= gather && release());
     clearTimeout(quiet);
     quiet = setTimeout(release, 20);
   });
@@ -63,7 +65,7 @@ describe('sys.fetch limits through the API', () => {
     const agents = { parallel: uniqueAgentName('parallel-fetch'), connect: uniqueAgentName('connect-fetch'), single: uniqueAgentName('one-fetch') };
 
     before(async () => {
-      stack = await startStack({ AGENT_HTTP_ALLOW: '127.0.0.1', MAX_AGENT_RUNTIME_MS: '20000' });
+      stack = await startStack({ AGENT_HTTP_ALLOW: '127.0.0.1', MAX_AGENT_RUNTIME_MS: '20000', WORKER_CONCURRENCY: '32' });
       key = (await createAccount(stack.runtime.db, 'user')).key;
       // 2,000 fetches, 1,000 at a time: the most host calls a run may have pending (DESIGN §12).
       await publishAgent(
@@ -94,6 +96,28 @@ describe('sys.fetch limits through the API', () => {
         assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body.error));
       }
       assert.equal(target.connections(), 2, 'one connection per caller, each reused by its second run');
+    });
+
+    it('keeps the connections of a caller\'s runs that fetched together, for its next runs', async () => {
+      // 24 runs fetching at once: more than the 16 idle connections a pool kept before, which closed the rest.
+      const gathering = await startCountingServer({ gather: 24 });
+      try {
+        const caller = (await createAccount(stack.runtime.db, 'user')).key;
+        const url = `http://127.0.0.1:${gathering.port}/`;
+        const wave = () =>
+          Promise.all(
+            Array.from({ length: 24 }, async () => {
+              const res = await execAgent(stack.url, caller, { agentName: agents.single, inputs: { url } });
+              assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body.error));
+            }),
+          );
+        await wave();
+        assert.equal(gathering.connections(), 24);
+        await wave();
+        assert.equal(gathering.connections(), 24, 'the second runs opened no connection');
+      } finally {
+        await gathering.close();
+      }
     });
 
     it('keeps at most 16 connections open for 2,000 fetches of one run, and the run succeeds', async () => {
