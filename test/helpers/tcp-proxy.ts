@@ -11,6 +11,9 @@ export interface TcpProxy {
   restore(): Promise<void>;
   /** Destroys the connections open now; later ones are proxied as before. */
   dropConnections(): void;
+  /** Passes nothing from the server to the clients (it waits, in order) until releaseReplies. */
+  holdReplies(): void;
+  releaseReplies(): void;
   /** Everything clients sent through the proxy so far, as text (an HTTP test reads request heads in it). */
   sent(): string;
   close(): Promise<void>;
@@ -18,6 +21,9 @@ export interface TcpProxy {
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const sockets = new Set<Socket>();
+  /** Each connection's server side, and the client it answers. */
+  const pairs = new Map<Socket, Socket>();
+  let holding = false;
   let sent = '';
   let server: Server | undefined;
   let port = 0;
@@ -32,7 +38,11 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
         socket.on('error', () => undefined);
       }
       client.on('data', (chunk: Buffer) => void (sent += chunk.toString('latin1')));
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      pairs.set(upstream, client);
+      upstream.on('close', () => pairs.delete(upstream));
+      if (holding) upstream.pause();
+      else upstream.pipe(client);
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -56,6 +66,17 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     restore: listen,
     dropConnections() {
       for (const socket of sockets) socket.destroy();
+    },
+    holdReplies() {
+      holding = true;
+      for (const [upstream, client] of pairs) {
+        upstream.unpipe(client);
+        upstream.pause();
+      }
+    },
+    releaseReplies() {
+      holding = false;
+      for (const [upstream, client] of pairs) upstream.pipe(client);
     },
     sent: () => sent,
     close: stop,

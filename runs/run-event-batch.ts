@@ -1,0 +1,81 @@
+import { Command, type Redis } from 'ioredis';
+
+/** One logged run's event, as the batch sends it (run-event-publisher.ts). */
+export interface BatchedRunEvent {
+  listKey: string;
+  channel: string;
+  text: string;
+  replayMs: number;
+}
+
+/** Events a single script call carries at most; a longer turn's events go out in several, in order. */
+export const maxEventsPerCall = 256;
+
+/**
+ * Appends each event to its run's list, renews the list's expiry and publishes it on the run's
+ * channel, event after event in the order given: one atomic script for a whole batch. ARGV holds
+ * (text, channel, replayMs) for each key.
+ */
+const appendRunEventsLua = `
+for i = 1, #KEYS do
+  local text = ARGV[3 * i - 2]
+  redis.call('RPUSH', KEYS[i], text)
+  redis.call('PEXPIRE', KEYS[i], ARGV[3 * i])
+  redis.call('PUBLISH', ARGV[3 * i - 1], text)
+end
+`;
+
+/**
+ * Sends the logged events of every run made in one turn of the event loop as one script call. At a
+ * thousand streaming runs a worker makes thousands of token events a second: a command each cost a
+ * command object, a promise and a reply each, and ioredis's auto-pipelining sends a turn's commands
+ * only once the previous turn's replies are back, so a token could wait a round trip more. The batch
+ * goes out at the same point auto-pipelining would (after the turn's I/O, `setImmediate`), straight
+ * to the connection: a batch never waits for the one before. Events keep their order: a run's events
+ * are sent in the order they were made, batches in the order they were closed, on one connection.
+ */
+export interface RunEventBatch {
+  /** Resolves once Redis has the event (with the rest of its batch); rejects with the batch's error. */
+  append(event: BatchedRunEvent): Promise<void>;
+}
+
+export function createRunEventBatch(redis: Redis): RunEventBatch {
+  let pending: { events: BatchedRunEvent[]; sent: Promise<void> } | undefined;
+
+  const open = () => {
+    const batch = { events: [] as BatchedRunEvent[], sent: Promise.resolve() };
+    batch.sent = new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        pending = undefined;
+        sendEvents(redis, batch.events).then(resolve, reject);
+      }),
+    );
+    // Each event's caller reports its own failure; the shared promise must not also be unhandled.
+    batch.sent.catch(() => undefined);
+    return batch;
+  };
+
+  return {
+    append(event) {
+      pending ??= open();
+      pending.events.push(event);
+      return pending.sent;
+    },
+  };
+}
+
+/** The events in calls of at most maxEventsPerCall, written one after the other (never waiting between). */
+function sendEvents(redis: Redis, events: readonly BatchedRunEvent[]): Promise<void> {
+  const calls: Promise<unknown>[] = [];
+  for (let from = 0; from < events.length; from += maxEventsPerCall) {
+    const slice = events.slice(from, from + maxEventsPerCall);
+    const args: (string | number)[] = [appendRunEventsLua, slice.length];
+    for (const event of slice) args.push(event.listKey);
+    for (const event of slice) args.push(event.text, event.channel, event.replayMs);
+    // Not redis.eval: that would ride the connection's auto-pipeline, and wait for its last replies.
+    const command = new Command('eval', args);
+    redis.sendCommand(command);
+    calls.push(command.promise);
+  }
+  return Promise.all(calls).then(() => undefined);
+}
