@@ -43,16 +43,16 @@ export function createRunEventBatch(redis: Redis): RunEventBatch {
   let pending: { events: BatchedRunEvent[]; sent: Promise<void> } | undefined;
 
   const open = () => {
-    const batch = { events: [] as BatchedRunEvent[], sent: Promise.resolve() };
-    batch.sent = new Promise<void>((resolve, reject) =>
+    const events: BatchedRunEvent[] = [];
+    const sent = new Promise<void>((resolve, reject) =>
       setImmediate(() => {
         pending = undefined;
-        sendEvents(redis, batch.events).then(resolve, reject);
+        sendEvents(redis, events).then(resolve, reject);
       }),
     );
     // Each event's caller reports its own failure; the shared promise must not also be unhandled.
-    batch.sent.catch(() => undefined);
-    return batch;
+    sent.catch(() => undefined);
+    return { events, sent };
   };
 
   return {
