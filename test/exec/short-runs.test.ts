@@ -107,6 +107,21 @@ describe('short runs: answered by the web process that took the call', () => {
     assert.deepEqual(kept?.agent_vars[agents.computer!], { spun: true });
   });
 
+  it('takes no short run for a moment after one outlasted its entry, then takes them again', async () => {
+    const computed = await call(stack, key, requestId('computer'), { agentName: agents.computer, inputs: {} });
+    assert.equal(computed.body.resultCode, 'success');
+    // Right after: the thread gives no run its synchronous entry (a burst of such agents added up).
+    const right = requestId('counter');
+    assert.equal((await call(stack, key, right, { agentName: agents.counter, inputs: { query: 'Bo' } })).body.resultCode, 'success');
+    assert.equal(endedIn(stack, right), 'worker');
+    const again = async () => {
+      const id = requestId('counter');
+      assert.equal((await call(stack, key, id, { agentName: agents.counter, inputs: { query: 'Bo' } })).body.resultCode, 'success');
+      return endedIn(stack, id) === 'web';
+    };
+    await waitFor(again, 5000, 'a short run answered in the web process again');
+  });
+
   it('sends an agent that waited straight to the queue afterwards', async () => {
     const before = requests;
     const id = requestId('fetcher');

@@ -87,6 +87,8 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   const key = tenancyKeyOf(session.run);
   const { inline } = session.run;
   if (inline) {
+    // An inline run outlasted its entry a moment ago: this thread takes no more for a while (below).
+    if (!pool.syncEntryOpen()) return declineInline(inline, 'busy');
     const context = await inlineContext(pool, key, inline, { load: () => loadContext(pool, session, held, key), stopped: () => hasEnded(session) });
     if (context === 'busy') return declineInline(inline, 'busy');
     if (context === 'stopped') return alreadyEnded;
@@ -116,7 +118,7 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
 
 /** An inline run (SandboxRun `inline`): entered synchronously or not at all, never started over. */
 async function runInline(pool: ContextPool, session: Session, held: Held, agent: AgentContext, inline: InlineEntry): Promise<Ending> {
-  if (!isIsolateIdle(agent.sandbox)) {
+  if (!isIsolateIdle(agent.sandbox) || !pool.syncEntryOpen()) {
     pool.give(agent);
     return declineInline(inline, 'busy');
   }
@@ -127,7 +129,12 @@ async function runInline(pool: ContextPool, session: Session, held: Held, agent:
   const cpuMs = isDisposed(agent.sandbox) ? syncEntryMs : Number(agent.sandbox.isolate.cpuTime - cpuBefore) / 1e6;
   pool.discard(agent);
   held.agent = undefined;
-  return declineInline(inline, cpuMs < syncEntryMs / 2 ? 'busy' : 'long');
+  if (cpuMs < syncEntryMs / 2) return declineInline(inline, 'busy');
+  // The agent held this thread ~syncEntryMs, and its context costs a load and a disposal: a burst of
+  // such agents (each new to the admission, so each tried once) added up past 100 ms of a web
+  // process's thread. As in a worker, no run is entered synchronously for a while after one.
+  pool.pauseSyncEntry();
+  return declineInline(inline, 'long');
 }
 
 function declineInline(inline: InlineEntry, why: InlineDecline): Ending {
