@@ -136,13 +136,14 @@ describe('bearer keys read once for a burst', () => {
     const account = await createAccount(db);
     const { keyId } = parseServiceAccountKey(account.key)!;
     const unknown = '0000000000000001';
-    const [calls, unknownCalls] = await withPoolHeld(async () => [
-      Array.from({ length: 50 }, () => bearerKeys.findAccount(keyId)),
-      Array.from({ length: 50 }, () => bearerKeys.findAccount(unknown)),
-    ]);
-    const [found, missing] = [await Promise.all(calls!), await Promise.all(unknownCalls!)];
-    assert.deepEqual(new Set(found!.map((a) => a?.id)), new Set([account.id]), 'every call got the account');
-    assert.ok(missing!.every((a) => a === undefined), 'every call with the unknown key got none');
+    const calls = await withPoolHeld(async () => ({
+      known: Array.from({ length: 50 }, () => bearerKeys.findAccount(keyId)),
+      unknown: Array.from({ length: 50 }, () => bearerKeys.findAccount(unknown)),
+    }));
+    const found = await Promise.all(calls.known);
+    const missing = await Promise.all(calls.unknown);
+    assert.deepEqual(new Set(found.map((a) => a?.id)), new Set([account.id]), 'every call got the account');
+    assert.ok(missing.every((a) => a === undefined), 'every call with the unknown key got none');
     assert.equal(reads, 2, 'one read per key id');
     await bearerKeys.findAccount(keyId);
     assert.equal(reads, 2, 'then served from the cache');
