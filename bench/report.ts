@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import type { Environment } from './environment.js';
 import type { Floor, FloorFigure } from './floor.js';
-import type { Measurement, Row, Unit } from './scenario.js';
+import type { Measurement, Row, Target, Unit } from './scenario.js';
 
 /** The results: each figure with its ratio to the floor and its target verdict, as a table and as JSON. */
 
@@ -45,9 +45,14 @@ export function evaluate(measurements: Measurement[], floor: Floor | null): Repo
   return measurements.map((m) => {
     const reference = floor && m.floor ? floor[m.floor] : undefined;
     const floorRatio = m.value !== null && reference ? m.value / reference : null;
-    const pass = m.target ? m.value !== null && (m.target.op === '<=' ? m.value <= m.target.value : m.value >= m.target.value) : null;
+    const pass = m.target ? m.value !== null && meetsTarget(m.target, m.value) : null;
     return { ...m, floorRatio, pass };
   });
+}
+
+/** Whether `value` meets `target`. */
+export function meetsTarget(target: Target, value: number): boolean {
+  return target.op === '<=' ? value <= target.value : value >= target.value;
 }
 
 export function summarizeResults(measurements: ReportedMeasurement[]): Results['summary'] {

@@ -1,5 +1,5 @@
 import type { Floor, FloorFigure } from './floor.js';
-import type { ReportedMeasurement } from './report.js';
+import { meetsTarget, type ReportedMeasurement } from './report.js';
 
 /**
  * Several rounds of the same measurements (`--rounds N`), each against the floor measured at its
@@ -41,7 +41,7 @@ export function medianMeasurements(rounds: readonly Round[]): ReportedMeasuremen
     if (measured.length === 0) return row;
     const value = median(measured.map((m) => m.value!));
     const ratios = measured.flatMap((m) => (m.floorRatio === null ? [] : [m.floorRatio]));
-    const pass = row.target ? (row.target.op === '<=' ? value <= row.target.value : value >= row.target.value) : null;
+    const pass = row.target ? meetsTarget(row.target, value) : null;
     const { error: _error, ...rest } = row;
     return { ...rest, value, floorRatio: ratios.length ? median(ratios) : null, pass };
   });
