@@ -1,4 +1,5 @@
 import { Command, type Redis } from 'ioredis';
+import { batchPerTurn } from './per-turn-batch.js';
 
 /** One logged run's event, as the batch sends it (run-event-publisher.ts). */
 export interface BatchedRunEvent {
@@ -30,7 +31,7 @@ end
  * thousand streaming runs a worker makes thousands of token events a second: a command each cost a
  * command object, a promise and a reply each, and ioredis's auto-pipelining sends a turn's commands
  * only once the previous turn's replies are back, so a token could wait a round trip more. The batch
- * goes out at the same point auto-pipelining would (after the turn's I/O, `setImmediate`), straight
+ * goes out at the same point auto-pipelining would (after the turn's I/O: per-turn-batch.ts), straight
  * to the connection: a batch never waits for the one before. Events keep their order: a run's events
  * are sent in the order they were made, batches in the order they were closed, on one connection.
  */
@@ -40,26 +41,25 @@ export interface RunEventBatch {
 }
 
 export function createRunEventBatch(redis: Redis): RunEventBatch {
-  let pending: { events: BatchedRunEvent[]; sent: Promise<void> } | undefined;
-
-  const open = () => {
-    const events: BatchedRunEvent[] = [];
-    const sent = new Promise<void>((resolve, reject) =>
-      setImmediate(() => {
-        pending = undefined;
-        sendEvents(redis, events).then(resolve, reject);
-      }),
-    );
-    // Each event's caller reports its own failure; the shared promise must not also be unhandled.
-    sent.catch(() => undefined);
-    return { events, sent };
-  };
+  // One promise for a whole batch, settled by its sending: not one per event.
+  let sending: { sent: Promise<void>; settle: (outcome: Promise<void>) => void } | undefined;
+  const send = batchPerTurn<BatchedRunEvent>((events) => {
+    const { settle } = sending!;
+    sending = undefined;
+    settle(sendEvents(redis, events));
+  });
 
   return {
     append(event) {
-      pending ??= open();
-      pending.events.push(event);
-      return pending.sent;
+      if (!sending) {
+        let settle!: (outcome: Promise<void>) => void;
+        const sent = new Promise<void>((resolve) => (settle = resolve));
+        // Each event's caller reports its own failure; the shared promise must not also be unhandled.
+        sent.catch(() => undefined);
+        sending = { sent, settle };
+      }
+      send(event);
+      return sending.sent;
     },
   };
 }
