@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Answers } from '../../shared/api.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
 import type { JournalEntry, SandboxRun, SandboxTrace } from '../../workers/sandbox/sandbox.types.js';
@@ -236,6 +237,24 @@ describe('sandbox sys.fetch with stream: true', () => {
     assert.equal(outcome.resultCode, 'callFailed');
     assert.match(errorOf(outcome).message, /failed: no data for 150 ms$/);
     await waitFor(() => socketClosedAt.has('idle'), 'the upstream socket to close');
+  });
+
+  it('gives each read its own timeoutMs: a stream longer than it, its chunks never that far apart, is read to the end', async () => {
+    const written: string[] = [];
+    const running = runAgent(agentFetching('steady', `for await (const chunk of response.body) sys.write(chunk);`, ', timeoutMs: 400'), { ...allow, ...collectWrites(written) });
+    await opened('steady');
+    const chunks = Array.from({ length: 12 }, (_, i) => `c${i} `);
+    const started = performance.now();
+    for (const chunk of chunks) {
+      feed('steady', chunk);
+      await waitFor(() => written.length > chunks.indexOf(chunk), `chunk ${chunk} to be read`);
+      await sleep(50);
+    }
+    streams.get('steady')!.end();
+    const outcome = await running;
+    assert.ok(performance.now() - started > 400, 'the stream outlasted one timeoutMs');
+    assert.equal(outcome.resultCode, 'success');
+    assert.deepEqual(written, chunks);
   });
 
   it('counts every chunk against the 5 MiB body limit', async () => {

@@ -35,7 +35,19 @@ export function readBodyStream(req: ClientRequest, res: IncomingMessage, options
   let ended = false;
   let failure: Error | null = null;
   let waiter: { resolve: (text: string | null) => void; reject: (err: Error) => void } | null = null;
+  // One timer for the stream, not one per read (a streamed LLM answer is read a token at a time): a
+  // read that waits notes when it began, and the timer, when it fires, fails a read that has waited
+  // timeoutMs or sleeps again for the rest. A read answered meanwhile leaves it to lapse.
+  let waitingSince = 0;
   let timer: NodeJS.Timeout | undefined;
+  const checkWait = () => {
+    timer = undefined;
+    const timeoutMs = options.timeoutMs;
+    if (!waiter || timeoutMs === null) return;
+    const left = waitingSince + timeoutMs - performance.now();
+    if (left > 0) timer = setTimeout(checkWait, left);
+    else fail(new Error(`no data for ${timeoutMs} ms`));
+  };
 
   const settleWaiter = () => {
     if (!waiter) return;
@@ -45,7 +57,6 @@ export function readBodyStream(req: ClientRequest, res: IncomingMessage, options
     else if (ended) resolve(null);
     else return;
     waiter = null;
-    clearTimeout(timer);
   };
   const takeQueued = () => {
     const text = queue.length === 1 ? queue[0]! : queue.join('');
@@ -100,10 +111,9 @@ export function readBodyStream(req: ClientRequest, res: IncomingMessage, options
       return new Promise((resolve, reject) => {
         waiter = { resolve, reject };
         settleWaiter();
-        const timeoutMs = options.timeoutMs;
-        if (waiter && timeoutMs !== null) {
-          timer = setTimeout(() => fail(new Error(`no data for ${timeoutMs} ms`)), timeoutMs);
-        }
+        if (!waiter || options.timeoutMs === null) return;
+        waitingSince = performance.now();
+        timer ??= setTimeout(checkWait, options.timeoutMs);
       });
     },
     close() {
