@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createDb, type Db } from '../../db/database.js';
 import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { startHealthProbe } from '../helpers/health-probe.js';
 import { freePort, spawnEntry, waitForOutput, type Spawned } from '../helpers/processes.js';
 import { testEnv } from '../helpers/test-env.js';
 
@@ -19,7 +20,8 @@ const hostileAgents: Record<string, string> = {
  * DESIGN §12: one run's misbehaviour never delays another caller's run by more than the time it
  * takes to end it, and /healthz keeps answering within 100 ms. Web and worker share one process, as
  * under `npm start`; the test's client is another (reading a 1 MiB answer here would stall the very
- * event loop it measures).
+ * event loop it measures), and /healthz is timed from a third (health-probe.ts): this one, by the
+ * end of a test run, has a heap of its own to collect.
  */
 describe('hostile agents (npm start as its own process)', function () {
   this.timeout(60_000);
@@ -55,16 +57,7 @@ describe('hostile agents (npm start as its own process)', function () {
     }
 
     let attacking = true;
-    const healthLatencies: number[] = [];
-    const probeHealth = (async () => {
-      while (attacking) {
-        const started = performance.now();
-        const res = await fetch(`${stack.url}/healthz`);
-        await res.arrayBuffer();
-        healthLatencies.push(performance.now() - started);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
+    const healthProbe = await startHealthProbe(stack.url);
     const attacks = Promise.all(hostile.map((agentName) => attack(stack.url, attacker.key, agentName)));
     const helloLatencies: number[] = [];
     const probeHello = (async () => {
@@ -78,7 +71,7 @@ describe('hostile agents (npm start as its own process)', function () {
     })();
     const answers = await attacks;
     attacking = false;
-    await Promise.all([probeHello, probeHealth]);
+    const [healthLatencies] = await Promise.all([healthProbe.stop(), probeHello]);
 
     for (const [i, answer] of answers.entries()) {
       assert.match(answer.resultCode, /^[a-zA-Z]+$/, `${hostile[i]}: ${answer.head}`);
