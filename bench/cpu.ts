@@ -20,6 +20,18 @@ function readMachineBusyMs(): number {
   return (user + nice + system + irq + softirq + steal) * msPerTick;
 }
 
+/**
+ * How long the process's main thread (its event loop) has so far been ready to run but waited for a
+ * core, in ms (field 2 of /proc/<pid>/schedstat); null where the kernel does not keep it.
+ */
+function readWaitingMs(pid: number): number | null {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]) / 1e6;
+  } catch {
+    return null;
+  }
+}
+
 /** CPU time used so far by some processes, this one and the whole machine (`readCpu`). */
 export interface CpuReading {
   /** performance.now() when read. */
@@ -30,11 +42,13 @@ export interface CpuReading {
   ownMs: number;
   /** ms the whole machine has been busy so far (Postgres, Redis and anything else running included). */
   machineMs: number;
+  /** ms each given process's main thread has waited for a core so far, in order (null: not kept), then this process's. */
+  waitingMs: (number | null)[];
 }
 
 export function readCpu(pids: number[]): CpuReading {
   const own = process.cpuUsage();
-  return { at: performance.now(), processMs: pids.map(readCpuMs), ownMs: (own.user + own.system) / 1000, machineMs: readMachineBusyMs() };
+  return { at: performance.now(), processMs: pids.map(readCpuMs), ownMs: (own.user + own.system) / 1000, machineMs: readMachineBusyMs(), waitingMs: [...pids, process.pid].map(readWaitingMs) };
 }
 
 /** What was used between two readings of the same processes: `at` is the window's length in ms. */
@@ -44,6 +58,7 @@ export function cpuBetween(from: CpuReading, to: CpuReading): CpuReading {
     processMs: to.processMs.map((ms, i) => ms - from.processMs[i]!),
     ownMs: to.ownMs - from.ownMs,
     machineMs: to.machineMs - from.machineMs,
+    waitingMs: to.waitingMs.map((ms, i) => (ms === null || from.waitingMs[i] == null ? null : ms - from.waitingMs[i]!)),
   };
 }
 

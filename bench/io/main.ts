@@ -188,7 +188,8 @@ async function main(): Promise<number> {
       }),
     );
     clearTimeout(startSampling);
-    const cpu = cpuAtStart ? cpuCores(cpuBetween(cpuAtStart, readCpu([stack.worker.pid, stack.web.pid]))) : null;
+    const used = cpuAtStart ? cpuBetween(cpuAtStart, readCpu([stack.worker.pid, stack.web.pid])) : null;
+    const cpu = used ? cpuCores(used) : null;
     const [workerRss, webRss] = rss.map((s) => s.stop());
     const mostConnections = (await connections?.stop()) ?? 0;
     const probes = [stack.worker.pid, stack.web.pid, process.pid].map((pid) => readProbe(probeDir, pid));
@@ -212,6 +213,7 @@ async function main(): Promise<number> {
       addedLatencyMs: { p50: round(added.p50), p99: round(added.p99), max: round(added.max) },
       ...(options.stream ? { tokenRelayMs: { tokens: relayMs.length, p50: round2(relay.p50), p99: round2(relay.p99), max: round2(relay.max) } } : {}),
       cpuCores: cpu,
+      cpuWaitMsPerSecond: used ? cpuWaits(used) : null,
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
       eventLoopDelayMs: { worker: probes[0]?.loop ?? null, web: probes[1]?.loop ?? null, bench: probes[2]?.loop ?? null },
@@ -233,6 +235,17 @@ async function main(): Promise<number> {
 function cpuCores(used: CpuReading): Record<'worker' | 'web' | 'bench' | 'machine', number> {
   const cores = (ms: number) => Math.round((ms / used.at) * 100) / 100;
   return { worker: cores(used.processMs[0]!), web: cores(used.processMs[1]!), bench: cores(used.ownMs), machine: cores(used.machineMs) };
+}
+
+/**
+ * For each process, ms per second of the window that its main thread (its event loop) was ready to run
+ * but waited for a core: on a machine whose cores the processes share, the part of a token's relay that
+ * no process's own code spends (null where the kernel keeps no schedstat).
+ */
+function cpuWaits(used: CpuReading): Record<'worker' | 'web' | 'bench', number | null> {
+  const perSecond = (ms: number | null | undefined) => (ms == null ? null : Math.round((ms / used.at) * 1000));
+  const [worker, web, bench] = used.waitingMs;
+  return { worker: perSecond(worker), web: perSecond(web), bench: perSecond(bench) };
 }
 
 interface CallResult {
