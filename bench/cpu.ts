@@ -58,7 +58,7 @@ export function cpuBetween(from: CpuReading, to: CpuReading): CpuReading {
     processMs: to.processMs.map((ms, i) => ms - from.processMs[i]!),
     ownMs: to.ownMs - from.ownMs,
     machineMs: to.machineMs - from.machineMs,
-    waitingMs: to.waitingMs.map((ms, i) => (ms === null || from.waitingMs[i] == null ? null : ms - from.waitingMs[i]!)),
+    waitingMs: to.waitingMs.map((ms, i) => (ms == null || from.waitingMs[i] == null ? null : ms - from.waitingMs[i]!)),
   };
 }
 

@@ -30,6 +30,7 @@ export async function recordFirstRuns(db: Db, runs: readonly FirstRun[]): Promis
   if (runs.length === 0) return 'committed';
   const [only] = runs;
   if (runs.length === 1 && !only!.pause) return recordFirstRun(db, only!);
+  if (!runs.some((run) => run.pause)) return recordFirstRunsTogether(db, runs);
   const withConversations = db.with('conversation', (q) =>
     q
       .insertInto('conversations')
@@ -96,11 +97,84 @@ const firstRunStatements = (() => {
 })();
 
 async function recordFirstRun(db: Db, run: FirstRun): Promise<'committed' | 'stale'> {
-  const conversation = conversationRow(run.conversation, run.state);
-  const execution = { ...run.execution, background: run.execution.background ?? false };
-  const values = [...conversationColumns.map((column) => conversation[column]), ...executionColumns.map((column) => execution[column] ?? null)];
+  const { conversation, execution } = firstRunRows(run);
+  const values = [...conversationColumns.map((column) => conversation[column]), ...executionColumns.map((column) => execution[column])];
   const { name, text } = run.fence ? firstRunStatements.fenced : firstRunStatements.plain;
   if (run.fence) values.push(run.fence.agentName, run.fence.version);
+  return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'conversations', 'id');
+}
+
+/** A first run's conversation row and execution record, every column given (null where the record has none). */
+function firstRunRows(run: FirstRun) {
+  const conversation = conversationRow(run.conversation, run.state);
+  const given = { ...run.execution, background: run.execution.background ?? false };
+  const execution = Object.fromEntries(executionColumns.map((column) => [column, given[column] ?? null])) as Record<(typeof executionColumns)[number], unknown>;
+  return { conversation, execution };
+}
+
+/** The SQL types of the columns, for the arrays the group statement unnests. */
+const conversationTypes: Record<(typeof conversationColumns)[number], string> = {
+  id: 'uuid',
+  owner_kind: 'text',
+  owner_id: 'uuid',
+  plan: 'text',
+  agent_vars: 'jsonb',
+  conv_vars: 'jsonb',
+  history: 'jsonb',
+  created_at: 'timestamptz',
+  last_used_at: 'timestamptz',
+};
+const executionTypes: Record<(typeof executionColumns)[number], string> = {
+  id: 'uuid',
+  convid: 'uuid',
+  agent_name: 'text',
+  agent_version: 'int',
+  draft_id: 'uuid',
+  principal_kind: 'text',
+  principal_id: 'uuid',
+  request_id: 'text',
+  result_code: 'text',
+  error_message: 'text',
+  response: 'jsonb',
+  query: 'text',
+  submitted_at: 'timestamptz',
+  background: 'boolean',
+  started_at: 'timestamptz',
+  finished_at: 'timestamptz',
+  duration_ms: 'int',
+};
+
+/**
+ * First runs that keep no pause, several in one statement (recordFirstRuns): each column is one array
+ * parameter, unnested into rows, so the statement's text is the same for any number of runs and is
+ * prepared once per connection, instead of built, compiled and planned afresh for each group. Its
+ * parameters are the conversations' columns, the fences' agent names and versions (null for a run
+ * without one), then the records' columns. A fenced run's conversation gets its id only while the
+ * version is its agent's latest, as fencedId does.
+ */
+const firstRunsTogetherStatement = (() => {
+  const conversationArrays = conversationColumns.map((column, i) => `$${i + 1}::${conversationTypes[column]}[]`);
+  const fence = [conversationColumns.length + 1, conversationColumns.length + 2];
+  const executionArrays = executionColumns.map((column, i) => `$${conversationColumns.length + 3 + i}::${executionTypes[column]}[]`);
+  const id = `case when r.fence_agent is null then r.id else (select r.id from agents a where a.name = r.fence_agent and a.latest_version = r.fence_version) end`;
+  const rest = conversationColumns.slice(1).map((column) => `r.${column}`);
+  const text =
+    `with conversation as (insert into conversations (${conversationColumns.join(', ')}) ` +
+    `select ${[id, ...rest].join(', ')} from unnest(${[...conversationArrays, `$${fence[0]}::text[]`, `$${fence[1]}::int[]`].join(', ')}) ` +
+    `as r(${[...conversationColumns, 'fence_agent', 'fence_version'].join(', ')}) returning id) ` +
+    `insert into executions (${executionColumns.join(', ')}) select * from unnest(${executionArrays.join(', ')})`;
+  return { name: 'record-first-runs-together', text };
+})();
+
+async function recordFirstRunsTogether(db: Db, runs: readonly FirstRun[]): Promise<'committed' | 'stale'> {
+  const rows = runs.map(firstRunRows);
+  const values = [
+    ...conversationColumns.map((column) => rows.map((row) => row.conversation[column])),
+    runs.map((run) => run.fence?.agentName ?? null),
+    runs.map((run) => run.fence?.version ?? null),
+    ...executionColumns.map((column) => rows.map((row) => row.execution[column])),
+  ];
+  const { name, text } = firstRunsTogetherStatement;
   return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'conversations', 'id');
 }
 

@@ -239,8 +239,7 @@ function cpuCores(used: CpuReading): Record<'worker' | 'web' | 'bench' | 'machin
 
 /**
  * For each process, ms per second of the window that its main thread (its event loop) was ready to run
- * but waited for a core: on a machine whose cores the processes share, the part of a token's relay that
- * no process's own code spends (null where the kernel keeps no schedstat).
+ * but waited for a core, which no process's own code accounts for (null where the kernel keeps no schedstat).
  */
 function cpuWaits(used: CpuReading): Record<'worker' | 'web' | 'bench', number | null> {
   const perSecond = (ms: number | null | undefined) => (ms == null ? null : Math.round((ms / used.at) * 1000));

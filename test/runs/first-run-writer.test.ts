@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { createDb, type Db } from '../../db/database.js';
-import type { FirstRun } from '../../db/run-commit.repository.js';
+import { recordFirstRuns, type FirstRun } from '../../db/run-commit.repository.js';
 import { createFirstRunWriter } from '../../runs/first-run-writer.js';
 import { publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { testEnv } from '../helpers/test-env.js';
@@ -122,5 +122,46 @@ describe('first run writer', () => {
     const stale = firstRun({ fence: { agentName, version: latest - 1 } });
     assert.equal(await writer.write(stale), 'stale');
     assert.deepEqual(await kept([stale]), { conversations: 0, executions: 0, pauses: 0 });
+  });
+
+  it('keeps nothing of a group without pauses that holds a stale run, then gives each run its own outcome', async () => {
+    const agentName = uniqueAgentName('together');
+    await publishAgent(db, agentName, `export default async (sys) => sys.say('v1')`);
+    const latest = await publishAgent(db, agentName, `export default async (sys) => sys.say('v2')`);
+    const current = firstRun({ fence: { agentName, version: latest } });
+    const stale = firstRun({ fence: { agentName, version: latest - 1 } });
+    const unfenced = firstRun();
+    // The statement alone: all or nothing.
+    assert.equal(await recordFirstRuns(db, [current, stale, unfenced]), 'stale');
+    assert.deepEqual(await kept([current, stale, unfenced]), { conversations: 0, executions: 0, pauses: 0 });
+    // Through the writer, which writes a group that kept nothing again run by run.
+    const outcomes = await Promise.all([current, stale, unfenced].map((run) => createFirstRunWriter(db).write(run)));
+    assert.deepEqual(outcomes, ['committed', 'stale', 'committed']);
+    assert.deepEqual(await kept([current, unfenced]), { conversations: 2, executions: 2, pauses: 0 });
+    assert.deepEqual(await kept([stale]), { conversations: 0, executions: 0, pauses: 0 });
+  });
+
+  it('stores what a group of runs writes exactly as given: quotes, backslashes, braces, NULL, newlines and non-Latin text', async () => {
+    const odd = 'a "quoted" \\back\\slash {brace}, NULL, tab\t, line\n, é, 漢字, 😀';
+    const runs = [firstRun(), firstRun(), firstRun()].map((run, i): FirstRun => ({
+      ...run,
+      state: { ...run.state!, agentVars: { writer: { odd, i } }, convVars: { odd } },
+      execution: { ...run.execution, error_message: i === 1 ? null : odd, query: i === 2 ? null : odd, response: JSON.stringify({ output: [{ type: 'text', text: odd }] }) },
+    }));
+    assert.equal(await recordFirstRuns(db, runs), 'committed');
+    for (const [i, run] of runs.entries()) {
+      const conversation = await db.selectFrom('conversations').selectAll().where('id', '=', run.conversation.id).executeTakeFirstOrThrow();
+      const execution = await db.selectFrom('executions').selectAll().where('id', '=', run.execution.id).executeTakeFirstOrThrow();
+      assert.deepEqual(conversation.agent_vars, { writer: { odd, i } });
+      assert.deepEqual(conversation.conv_vars, { odd });
+      assert.equal(conversation.owner_id, run.conversation.ownerId);
+      assert.equal(conversation.created_at.getTime(), run.conversation.now.getTime());
+      assert.equal(execution.convid, run.conversation.id);
+      assert.equal(execution.error_message, i === 1 ? null : odd);
+      assert.equal(execution.query, i === 2 ? null : odd);
+      assert.deepEqual(execution.response, { output: [{ type: 'text', text: odd }] });
+      assert.equal(execution.background, false);
+      assert.equal(execution.submitted_at, null);
+    }
   });
 });
