@@ -2,6 +2,7 @@ import { sql, type QueryCreator } from 'kysely';
 import { executePrepared, type Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
+import { historyLimit } from '../shared/history.js';
 import type { Database, NewExecution } from './schema.js';
 
 /** What the first run of a new conversation leaves: the conversation, its pause if it asked, its execution record. */
@@ -106,10 +107,13 @@ async function recordFirstRun(db: Db, run: FirstRun): Promise<'committed' | 'sta
 
 /** A first run's conversation row and execution record, every column given (null where the record has none). */
 function firstRunRows(run: FirstRun) {
-  const conversation = conversationRow(run.conversation, run.state);
-  const given = { ...run.execution, background: run.execution.background ?? false };
-  const execution = Object.fromEntries(executionColumns.map((column) => [column, given[column] ?? null])) as Record<(typeof executionColumns)[number], unknown>;
-  return { conversation, execution };
+  return { conversation: conversationRow(run.conversation, run.state), execution: executionValues(run.execution) };
+}
+
+/** An execution record with every column given, as a statement of its own writes it: null where the record has none, `background` false. */
+function executionValues(record: NewExecution): Record<(typeof executionColumns)[number], unknown> {
+  const given = { ...record, background: record.background ?? false };
+  return Object.fromEntries(executionColumns.map((column) => [column, given[column] ?? null])) as Record<(typeof executionColumns)[number], unknown>;
 }
 
 /** The SQL types of the columns, for the arrays the group statement unnests. */
@@ -203,6 +207,7 @@ export interface ConversationRun {
  * whole too, with the primary key's unique violation, which the caller maps.
  */
 export async function recordConversationRun(db: Db, run: ConversationRun): Promise<'committed' | 'stale'> {
+  if (run.pause.kind === 'keep') return recordConversationRunKeepingPause(db, run);
   const fenced = db.with('conversation', (q) =>
     q
       .updateTable('conversations')
@@ -226,6 +231,44 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
             .values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }))
         : fenced.insertInto('executions').values((eb) => ({ ...run.execution, convid: eb.selectFrom('conversation').select('id') }));
   return executeFenced(statement, 'executions', 'convid');
+}
+
+/**
+ * recordConversationRun for a run that leaves the pause as it is (most runs on a conversation), in a
+ * prepared statement: the same fenced update, history append and record, parsed and planned once per
+ * connection. Its parameters are the new variables, the history limit, the entry added, the time, the
+ * conversation and the version read, then the record's columns but its convid, which comes from the
+ * update.
+ */
+const conversationRunStatement = (() => {
+  const execution = placeholders(8, executionColumns.length - 1);
+  const values = executionColumns.map((column) => (column === 'convid' ? '(select id from conversation)' : execution.shift()!));
+  const added = 'jsonb_build_array($4::jsonb)';
+  return {
+    name: 'record-conversation-run',
+    text:
+      `with conversation as (update conversations set agent_vars = $1, conv_vars = $2, ` +
+      `history = case when jsonb_array_length(history) >= $3 then (history - 0) || ${added} else history || ${added} end, ` +
+      `last_used_at = $5, version = version + 1 where id = $6 and version = $7 returning id) ` +
+      `insert into executions (${executionColumns.join(', ')}) values (${values.join(', ')})`,
+  };
+})();
+
+async function recordConversationRunKeepingPause(db: Db, run: ConversationRun): Promise<'committed' | 'stale'> {
+  const { agentVars, convVars, added } = run.state;
+  const execution = executionValues(run.execution);
+  const values = [
+    JSON.stringify(agentVars),
+    JSON.stringify(convVars),
+    historyLimit,
+    JSON.stringify(added),
+    run.now,
+    run.convid,
+    run.version,
+    ...executionColumns.filter((column) => column !== 'convid').map((column) => execution[column]),
+  ];
+  const { name, text } = conversationRunStatement;
+  return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'executions', 'convid');
 }
 
 /**

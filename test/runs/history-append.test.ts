@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import type { HistoryEntry } from '../../shared/api.js';
 import { historyLimit } from '../../shared/history.js';
 import { createDb, type Db } from '../../db/database.js';
-import { recordConversationRun, recordFirstRuns } from '../../db/run-commit.repository.js';
+import { recordConversationRun, recordFirstRuns, recordRunsOnConversations, type ConversationRun } from '../../db/run-commit.repository.js';
 import type { NewExecution } from '../../db/schema.js';
 import { testEnv } from '../helpers/test-env.js';
 
@@ -58,5 +58,40 @@ describe('history append at commit', () => {
     // Large enough to be compressed, and with lz4 (migration 0009), which PostgreSQL here supports.
     const { rows } = await sql<{ method: string | null }>`select pg_column_compression(history) as method from conversations where id = ${convid}`.execute(db);
     assert.equal(rows[0]?.method, 'lz4');
+  });
+
+  it('writes a run that keeps the pause as it is (its prepared statement) as a group across conversations writes it, and keeps nothing of a stale one', async () => {
+    const odd = 'a "quoted" \\back\\slash {brace}, NULL, line\n, é, 😀';
+    const now = new Date();
+    const run = (convid: string, version = 0): ConversationRun => ({
+      convid,
+      version,
+      state: { agentVars: { counter: { odd } }, convVars: { odd }, history: [], added: { ...entry(odd), at: now.toISOString() } },
+      pause: { kind: 'keep' },
+      execution: { ...execution(convid), query: odd, started_at: now, finished_at: now },
+      now,
+    });
+    const first = entry('first');
+    const [alone, grouped] = [await conversationWith([first]), await conversationWith([first])];
+    const aloneRun = run(alone);
+    assert.equal(await recordConversationRun(db, aloneRun), 'committed');
+    assert.equal(await recordRunsOnConversations(db, [run(grouped)]), 'committed');
+    const kept = async (convid: string) => {
+      const conversation = await db.selectFrom('conversations').select(['agent_vars', 'conv_vars', 'history', 'version', 'last_used_at']).where('id', '=', convid).executeTakeFirstOrThrow();
+      const { id: _id, convid: _convid, principal_id: _principal, request_id: _request, ...record } = await db.selectFrom('executions').selectAll().where('convid', '=', convid).where('query', '=', odd).executeTakeFirstOrThrow();
+      return { conversation, record };
+    };
+    const written = await kept(alone);
+    assert.deepEqual(written, await kept(grouped));
+    assert.deepEqual(written.conversation.agent_vars, { counter: { odd } });
+    assert.deepEqual(written.conversation.history.map((each) => each.query), ['first', odd]);
+    assert.equal(written.conversation.version, 1);
+    assert.equal(written.record.background, false);
+    // From the version it read again: the conversation moved on.
+    const stale = run(alone);
+    assert.equal(await recordConversationRun(db, stale), 'stale');
+    const records = await db.selectFrom('executions').select('id').where('id', '=', stale.execution.id).execute();
+    assert.equal(records.length, 0);
+    assert.equal((await kept(alone)).conversation.version, 1);
   });
 });
