@@ -1,8 +1,8 @@
 import { sql, type QueryCreator } from 'kysely';
+import { historyLimit } from '../shared/history.js';
 import { executePrepared, type Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
-import { historyLimit } from '../shared/history.js';
 import type { Database, NewExecution } from './schema.js';
 
 /** What the first run of a new conversation leaves: the conversation, its pause if it asked, its execution record. */
@@ -238,7 +238,7 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
  * prepared statement: the same fenced update, history append and record, parsed and planned once per
  * connection. Its parameters are the new variables, the history limit, the entry added, the time, the
  * conversation and the version read, then the record's columns but its convid, which comes from the
- * update.
+ * update. The history is appended as conversationStateValues appends it (keep the two alike).
  */
 const conversationRunStatement = (() => {
   const execution = placeholders(8, executionColumns.length - 1);
