@@ -63,9 +63,9 @@ describe('history append at commit', () => {
   it('writes a run that keeps the pause as it is (its prepared statement) as a group across conversations writes it, and keeps nothing of a stale one', async () => {
     const odd = 'a "quoted" \\back\\slash {brace}, NULL, line\n, é, 😀';
     const now = new Date();
-    const run = (convid: string, version = 0): ConversationRun => ({
+    const run = (convid: string): ConversationRun => ({
       convid,
-      version,
+      version: 0,
       state: { agentVars: { counter: { odd } }, convVars: { odd }, history: [], added: { ...entry(odd), at: now.toISOString() } },
       pause: { kind: 'keep' },
       execution: { ...execution(convid), query: odd, started_at: now, finished_at: now },
@@ -73,8 +73,7 @@ describe('history append at commit', () => {
     });
     const first = entry('first');
     const [alone, grouped] = [await conversationWith([first]), await conversationWith([first])];
-    const aloneRun = run(alone);
-    assert.equal(await recordConversationRun(db, aloneRun), 'committed');
+    assert.equal(await recordConversationRun(db, run(alone)), 'committed');
     assert.equal(await recordRunsOnConversations(db, [run(grouped)]), 'committed');
     const kept = async (convid: string) => {
       const conversation = await db.selectFrom('conversations').select(['agent_vars', 'conv_vars', 'history', 'version', 'last_used_at']).where('id', '=', convid).executeTakeFirstOrThrow();
