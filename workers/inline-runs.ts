@@ -15,7 +15,7 @@ import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
 import type { HeldConversation } from './runs/held-conversation.js';
-import { createInlineAdmission } from './runs/inline-admission.js';
+import { createInlineAdmission, defaultAdmission, type InlineAdmissionOptions } from './runs/inline-admission.js';
 import { watchLoopLag } from './runs/loop-lag.js';
 import { runInline } from './runs/inline-run.js';
 import type { RunDeps } from './runs/run-deps.js';
@@ -31,9 +31,9 @@ export interface InlineRunsDeps {
 }
 
 /**
- * How late (ms, on average) the event loop may run for this process to take on runs: past it, the
- * calls it serves (cancels, streams, queued calls) would wait behind the runs, and the workers have
- * cores of their own.
+ * How late (ms, on average) the event loop may run for this process to take on runs freely: past it,
+ * it leaves costly agents to the workers (inline-admission.ts), since the calls it serves (cancels,
+ * streams, queued calls) would wait behind them.
  */
 const defaultMaxLateMs = 5;
 
@@ -48,7 +48,10 @@ const maxIdleContexts = 64;
  * the queue (workers/runs/inline-admission.ts decides which calls are tried). Undefined when
  * WEB_INLINE_RUNS is off.
  */
-export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaultMaxLateMs }: { maxLateMs?: number } = {}): Promise<InlineRuns | undefined> {
+export async function startInlineRuns(
+  deps: InlineRunsDeps,
+  { maxLateMs = defaultMaxLateMs, admission: admissionOptions = {} }: { maxLateMs?: number; admission?: Partial<InlineAdmissionOptions> } = {},
+): Promise<InlineRuns | undefined> {
   const { config, logger, clock } = deps;
   if (!config.webInlineRuns) return undefined;
   const prefix = config.queuePrefix;
@@ -74,15 +77,17 @@ export async function startInlineRuns(deps: InlineRunsDeps, { maxLateMs = defaul
     commits: createConversationCommits(deps.db),
   };
   const runMetrics = createRunMetricsRecorder(redis, prefix);
-  const admission = createInlineAdmission(clock);
+  const admission = createInlineAdmission(clock, { ...defaultAdmission, ...admissionOptions });
   const lag = watchLoopLag();
 
   return {
     async run(data, inputs) {
-      // A web process that falls behind leaves runs to the workers: its loop serves every call's HTTP.
-      if (lag.lateMs() > maxLateMs || !admission.admits(data.agentName)) return 'queue';
+      // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
+      const late = lag.lateMs() > maxLateMs;
+      if (!admission.admits(data.agentName, late)) return 'queue';
       const started = performance.now();
-      const result = await runInline(runDeps, data, inputs, admission.mayLoad).catch((err: unknown) => {
+      const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };
+      const result = await runInline(runDeps, data, inputs, entry).catch((err: unknown) => {
         // As a worker's run then: nothing was committed, and the caller is told 503.
         if (isUnavailableError(err)) return databaseUnavailable();
         throw err;

@@ -32,7 +32,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
  * Starts web and worker in this process against this run's database and queue prefix (and `clock`,
  * when given; `inline` sets how the web process takes on short runs, workers/inline-runs.ts).
  */
-export async function startStack(overrides: Record<string, string> = {}, options: { clock?: Clock; inline?: { maxLateMs?: number } } = {}): Promise<Stack> {
+export async function startStack(overrides: Record<string, string> = {}, options: { clock?: Clock; inline?: Parameters<typeof startInlineRuns>[1] } = {}): Promise<Stack> {
   const config = testConfig({ LOG_LEVEL: 'info', ...overrides });
   const logLines: string[] = [];
   const sink = new Writable({

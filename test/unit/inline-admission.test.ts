@@ -8,36 +8,38 @@ function stillClock(start = Date.UTC(2026, 0, 1)): Clock & { move(ms: number): v
   return { now: () => new Date(at), move: (ms) => void (at += ms) };
 }
 
-const options = { queueForMs: 60_000, loadsPerSecond: 3, maxAgents: 2 };
+const options = { queueForMs: 60_000, loadsPerSecond: 3, maxAgents: 2, costlyEntryMs: 2, costlyRetryMs: 1_000 };
+const onTime = false;
+const late = true;
 
 describe('which calls a web process answers itself', () => {
   it('sends an agent that waited on an async call to the queue for queueForMs, then tries it again', () => {
     const clock = stillClock();
     const admission = createInlineAdmission(clock, options);
-    assert.equal(admission.admits('fetcher'), true);
+    assert.equal(admission.admits('fetcher', onTime), true);
     admission.notShort('fetcher', 'waits');
-    assert.equal(admission.admits('fetcher'), false);
-    assert.equal(admission.admits('other'), true);
+    assert.equal(admission.admits('fetcher', onTime), false);
+    assert.equal(admission.admits('other', onTime), true);
     clock.move(59_999);
-    assert.equal(admission.admits('fetcher'), false);
+    assert.equal(admission.admits('fetcher', onTime), false);
     clock.move(1);
-    assert.equal(admission.admits('fetcher'), true);
+    assert.equal(admission.admits('fetcher', onTime), true);
   });
 
   it('sends an agent that computed past its entry to the queue when it does twice in a row, not between short runs', () => {
     const clock = stillClock();
     const admission = createInlineAdmission(clock, options);
     admission.notShort('computer', 'long');
-    assert.equal(admission.admits('computer'), true, 'once may be the machine');
+    assert.equal(admission.admits('computer', onTime), true, 'once may be the machine');
     admission.wasShort('computer');
     admission.notShort('computer', 'long');
-    assert.equal(admission.admits('computer'), true, 'a short run in between forgot the first');
+    assert.equal(admission.admits('computer', onTime), true, 'a short run in between forgot the first');
     admission.notShort('computer', 'long');
-    assert.equal(admission.admits('computer'), false);
+    assert.equal(admission.admits('computer', onTime), false);
     clock.move(60_000);
-    assert.equal(admission.admits('computer'), true);
+    assert.equal(admission.admits('computer', onTime), true);
     admission.notShort('computer', 'long');
-    assert.equal(admission.admits('computer'), true, 'tried again afresh');
+    assert.equal(admission.admits('computer', onTime), true, 'tried again afresh');
   });
 
   it('allows loadsPerSecond context loads a second', () => {
@@ -51,6 +53,31 @@ describe('which calls a web process answers itself', () => {
   it('remembers at most maxAgents agents, forgetting the oldest', () => {
     const admission = createInlineAdmission(stillClock(), options);
     for (const name of ['a', 'b', 'c']) admission.notShort(name, 'waits');
-    assert.deepEqual(['a', 'b', 'c'].map((name) => admission.admits(name)), [true, false, false]);
+    assert.deepEqual(['a', 'b', 'c'].map((name) => admission.admits(name, onTime)), [true, false, false]);
+  });
+
+  it('keeps an agent with cheap entries while late, a garbage collection now and then included', () => {
+    const admission = createInlineAdmission(stillClock(), options);
+    assert.equal(admission.admits('hello', late), true, 'an agent not measured yet is tried');
+    for (const cpuMs of [0.05, 0.06, 0.05, 0.05, 0.06, 0.05, 0.05, 8, 0.05, 0.05]) admission.entered('hello', cpuMs);
+    assert.equal(admission.admits('hello', late), true);
+  });
+
+  it('sends an agent with costly entries to the queue while late, trying one call a costlyRetryMs', () => {
+    const clock = stillClock();
+    const admission = createInlineAdmission(clock, options);
+    for (const cpuMs of [4, 4, 4, 4, 4, 4, 4]) admission.entered('computer', cpuMs);
+    assert.equal(admission.admits('computer', late), true, 'too few entries to judge');
+    admission.entered('computer', 4);
+    assert.equal(admission.admits('computer', onTime), true, 'on time, its cost does not matter');
+    assert.equal(admission.admits('computer', late), false);
+    clock.move(999);
+    assert.equal(admission.admits('computer', late), false);
+    clock.move(1);
+    assert.equal(admission.admits('computer', late), true, 'tried again after costlyRetryMs');
+    assert.equal(admission.admits('computer', late), false, 'one call, not every call');
+    // Its entries became cheap: the average falls under costlyEntryMs, and it stays while late.
+    for (let i = 0; i < 7; i++) admission.entered('computer', 0.1);
+    assert.equal(admission.admits('computer', late), true);
   });
 });

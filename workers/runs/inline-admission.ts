@@ -10,16 +10,22 @@ import type { Clock } from '../../shared/clock.js';
  * - Loading a context (~4 ms of the thread: a new isolate, the bootstrap, the lockdown) is allowed
  *   `loadsPerSecond` times a second; a call that would need one beyond that goes to the queue. A
  *   caller mix wider than the warm contexts kept here costs this process at most that.
+ * - While this process's event loop runs late (`late`), an agent whose entries cost its thread more than `costlyEntryMs` (a moving average) goes to the queue, one call a
+ *   `costlyRetryMs` still tried to see whether it still does. A cheaper one stays: queueing a call
+ *   costs the web process about as much as entering a hello-like agent, and adds a worker's, Redis's
+ *   and PostgreSQL's share on top, so sending such runs away from a late loop made it later still.
  */
 export interface InlineAdmission {
-  /** Whether a call of this agent is tried here at all. */
-  admits(agentName: string): boolean;
+  /** Whether a call of this agent is tried here at all, the event loop running late or not. */
+  admits(agentName: string, late: boolean): boolean;
   /** Takes one of this second's context loads, if one is left. */
   mayLoad(): boolean;
   /** A run of the agent waited on an async sys call ('waits') or computed past its entry ('long'). */
   notShort(agentName: string, why: 'waits' | 'long'): void;
   /** A run of the agent was answered here. */
   wasShort(agentName: string): void;
+  /** A run of the agent was over within its entry into a warm context, which took `cpuMs` of the isolate's CPU. */
+  entered(agentName: string, cpuMs: number): void;
 }
 
 export interface InlineAdmissionOptions {
@@ -27,9 +33,27 @@ export interface InlineAdmissionOptions {
   loadsPerSecond: number;
   /** Agents remembered at most (the oldest forgotten first). */
   maxAgents: number;
+  costlyEntryMs: number;
+  costlyRetryMs: number;
 }
 
-export const defaultAdmission: InlineAdmissionOptions = { queueForMs: 60_000, loadsPerSecond: 20, maxAgents: 1000 };
+export const defaultAdmission: InlineAdmissionOptions = { queueForMs: 60_000, loadsPerSecond: 20, maxAgents: 1000, costlyEntryMs: 2, costlyRetryMs: 1000 };
+
+/**
+ * The weight of an entry in its agent's moving average, and the entries measured before it counts:
+ * a hello entry takes ~0.05 ms, and a garbage collection in the isolate (1–5 ms, a few entries in a
+ * thousand, more while its code is still cold) does not make it costly.
+ */
+const entryWeight = 0.1;
+const entriesToJudge = 8;
+
+interface EntryCost {
+  /** Moving average of its entries' CPU time, ms. */
+  ms: number;
+  entries: number;
+  /** When an entry was last measured or tried while costly. */
+  triedAt: number;
+}
 
 /** Runs computing past their entry this many times in a row send the agent to the queue. */
 const longInARow = 2;
@@ -43,17 +67,31 @@ interface Verdict {
 
 export function createInlineAdmission(clock: Clock, options: InlineAdmissionOptions = defaultAdmission): InlineAdmission {
   const verdicts = new Map<string, Verdict>();
+  const costs = new Map<string, EntryCost>();
   let second = 0;
   let loads = 0;
   const now = () => clock.now().getTime();
+  const remember = <T>(map: Map<string, T>, agentName: string, value: T) => {
+    map.delete(agentName);
+    map.set(agentName, value);
+    if (map.size > options.maxAgents) map.delete(map.keys().next().value!);
+  };
+  const cheapEnough = (agentName: string) => {
+    const cost = costs.get(agentName);
+    if (!cost || cost.entries < entriesToJudge || cost.ms <= options.costlyEntryMs) return true;
+    if (now() - cost.triedAt < options.costlyRetryMs) return false;
+    cost.triedAt = now();
+    return true;
+  };
 
   return {
-    admits(agentName) {
+    admits(agentName, late) {
       const verdict = verdicts.get(agentName);
-      if (!verdict) return true;
-      if (now() < verdict.queuedUntil) return false;
-      if (verdict.queuedUntil > 0) verdicts.delete(agentName);
-      return true;
+      if (verdict) {
+        if (now() < verdict.queuedUntil) return false;
+        if (verdict.queuedUntil > 0) verdicts.delete(agentName);
+      }
+      return !late || cheapEnough(agentName);
     },
     mayLoad() {
       const current = Math.floor(now() / 1000);
@@ -69,12 +107,14 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
       const verdict = verdicts.get(agentName) ?? { queuedUntil: 0, strikes: 0 };
       verdict.strikes += 1;
       if (why === 'waits' || verdict.strikes >= longInARow) verdict.queuedUntil = now() + options.queueForMs;
-      verdicts.delete(agentName);
-      verdicts.set(agentName, verdict);
-      if (verdicts.size > options.maxAgents) verdicts.delete(verdicts.keys().next().value!);
+      remember(verdicts, agentName, verdict);
     },
     wasShort(agentName) {
       verdicts.delete(agentName);
+    },
+    entered(agentName, cpuMs) {
+      const cost = costs.get(agentName);
+      remember(costs, agentName, { ms: cost ? cost.ms + entryWeight * (cpuMs - cost.ms) : cpuMs, entries: (cost?.entries ?? 0) + 1, triedAt: now() });
     },
   };
 }

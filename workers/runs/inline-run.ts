@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
-import type { InlineDecline } from '../sandbox/sandbox.types.js';
+import type { InlineDecline, InlineEntry } from '../sandbox/sandbox.types.js';
 import { commitRan } from './first-run.js';
 import { runAgent } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
@@ -9,6 +9,9 @@ import { freshStart } from './run-start.js';
 
 /** Why a run was not answered inline: as InlineDecline, or it waited on an async sys call ('waits'). */
 export type NotInline = { queue: InlineDecline | 'waits' };
+
+/** What the caller decides of an inline run's entry, and is told of it (InlineEntry). */
+export type EntryHooks = Pick<InlineEntry, 'mayLoad' | 'entered'>;
 
 /** An inline run's parts are its answer's: nothing goes out while it runs. */
 const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, trace: () => undefined };
@@ -21,19 +24,19 @@ const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, tr
  * then. NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
  * sys call stops it before the call acts.
  */
-export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, mayLoad: () => boolean): Promise<RunResult | NotInline> {
+export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks): Promise<RunResult | NotInline> {
   const guess = deps.agents.lastRead(data.agentName);
   if (guess !== undefined) {
-    const guessed = await runOnVersion(deps, data, inputs, mayLoad, guess);
+    const guessed = await runOnVersion(deps, data, inputs, entry, guess);
     if (guessed !== 'stale') return guessed;
   }
-  const read = await runOnVersion(deps, data, inputs, mayLoad, undefined);
+  const read = await runOnVersion(deps, data, inputs, entry, undefined);
   if (read === 'stale') throw new Error('an inline run committed without a fence came out stale');
   return read;
 }
 
 /** Runs `version` (or the latest, read now); 'stale' when that version is no longer the latest. */
-async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, mayLoad: () => boolean, version: number | undefined): Promise<RunResult | NotInline | 'stale'> {
+async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks, version: number | undefined): Promise<RunResult | NotInline | 'stale'> {
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs, version);
   if (!start) return version === undefined ? agentNotFound(data) : 'stale';
@@ -48,7 +51,7 @@ async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject,
       return Promise.resolve().then(onSettled, onFailed);
     },
   };
-  const ran = await runAgent(deps, data, start, noSink, stop.signal, { hold, inline: { mayLoad, declined: decline } });
+  const ran = await runAgent(deps, data, start, noSink, stop.signal, { hold, inline: { ...entry, declined: decline } });
   if (declined) return declined;
   const fence = version === undefined ? undefined : { agentName: data.agentName, version };
   return commitRan(deps, data, start, ran, startedAt, fence);

@@ -122,9 +122,13 @@ async function runInline(pool: ContextPool, session: Session, held: Held, agent:
     pool.give(agent);
     return declineInline(inline, 'busy');
   }
+  const warm = agent.runs > 0;
   const cpuBefore = agent.sandbox.isolate.cpuTime;
   const result = await runInContext(pool, session, held, agent, true);
-  if (result !== 'interrupted') return result;
+  if (result !== 'interrupted') {
+    if (warm && !isDisposed(agent.sandbox)) inline.entered(Number(agent.sandbox.isolate.cpuTime - cpuBefore) / 1e6);
+    return result;
+  }
   // Interrupted with little of its time on the CPU: the thread was preempted (a busy machine), not the agent's doing.
   const cpuMs = isDisposed(agent.sandbox) ? syncEntryMs : Number(agent.sandbox.isolate.cpuTime - cpuBefore) / 1e6;
   pool.discard(agent);

@@ -136,4 +136,9 @@ export interface InlineEntry {
   /** With no warm context for the run: whether one may be loaded for it now. */
   mayLoad(): boolean;
   declined(why: InlineDecline): void;
+  /**
+   * The run was over within its entry, into a context that had run before: the isolate's CPU time
+   * the entry took (ms). A context's first entry compiles the agent's code and is not counted.
+   */
+  entered(cpuMs: number): void;
 }
