@@ -10,10 +10,11 @@ import type { Clock } from '../../shared/clock.js';
  * - Loading a context (~4 ms of the thread: a new isolate, the bootstrap, the lockdown) is allowed
  *   `loadsPerSecond` times a second; a call that would need one beyond that goes to the queue. A
  *   caller mix wider than the warm contexts kept here costs this process at most that.
- * - While this process's event loop runs late (`late`), an agent whose entries cost its thread more than `costlyEntryMs` (a moving average) goes to the queue, one call a
- *   `costlyRetryMs` still tried to see whether it still does. A cheaper one stays: queueing a call
- *   costs the web process about as much as entering a hello-like agent, and adds a worker's, Redis's
- *   and PostgreSQL's share on top, so sending such runs away from a late loop made it later still.
+ * - While this process's event loop runs late (`late`), an agent whose entries cost its thread more
+ *   than `costlyEntryMs` (a moving average) goes to the queue, one call a `costlyRetryMs` still tried
+ *   to see whether it still does. A cheaper one stays: queueing a call costs the web process about as
+ *   much as entering a hello-like agent, and adds a worker's, Redis's and PostgreSQL's share on top,
+ *   so sending such runs away from a late loop made it later still.
  */
 export interface InlineAdmission {
   /** Whether a call of this agent is tried here at all, the event loop running late or not. */
