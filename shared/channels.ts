@@ -69,9 +69,9 @@ export function loginFailuresKey(prefix: string, emailHash: string): string {
   return `${prefix}:login-failures:${emailHash}`;
 }
 
-/** Failed logins from one client address in one 15-minute window. */
-export function loginIpFailuresKey(prefix: string, ip: string, window: number): string {
-  return `${prefix}:login-ip-failures:${ip}:${window}`;
+/** Failed logins from one client address: a sorted set of their times (ms), those of the last 15 minutes. */
+export function loginIpFailuresKey(prefix: string, ip: string): string {
+  return `${prefix}:login-ip-failed-at:${ip}`;
 }
 
 /** When a code was last mailed to an address (by a hash of it): at most one per minute. */

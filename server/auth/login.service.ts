@@ -55,7 +55,7 @@ export async function login(deps: WebDeps, attempt: LoginAttempt): Promise<Signe
   const user = await findUserByEmail(deps.db, attempt.email);
   const failure = await passwordFailure(attempt.password, user);
   if (failure) {
-    await recordLoginFailure(deps.redis, source);
+    await recordLoginFailure(deps.redis, source, deps.config.loginIpMaxFailures);
     const failures = user ? await recordFailedLogin(deps.db, user.id) : 0;
     logLogin(deps, attempt, 'failure', failure, user?.id, failures);
     throw refused();

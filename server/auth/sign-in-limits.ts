@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { codeMailKey, loginFailuresKey, loginIpFailuresKey } from '../../shared/channels.js';
 
@@ -37,23 +37,50 @@ interface LoginSource {
 /** May this address be tried from this client now? Refused while the growing delay runs or the client is over its limit. */
 export async function checkLogin(redis: Redis, source: LoginSource, ipLimit: number): Promise<Throttle> {
   const nowMs = source.now.getTime();
-  const window = Math.floor(nowMs / ipWindowMs);
-  const [[, counts], [, ipFailures]] = (await redis
+  const ipKey = loginIpFailuresKey(source.prefix, source.ip);
+  const [[, counts], , [, ipFailedAt]] = (await redis
     .multi()
     .hmget(loginFailuresKey(source.prefix, emailHash(source.email)), 'n', 'last')
-    .get(loginIpFailuresKey(source.prefix, source.ip, window))
-    .exec()) as [[null, [string | null, string | null]], [null, string | null]];
-  if (Number(ipFailures ?? 0) >= ipLimit) return refuse((window + 1) * ipWindowMs - nowMs);
+    .zremrangebyscore(ipKey, '-inf', nowMs - ipWindowMs)
+    .zrange(ipKey, 0, -1, 'WITHSCORES')
+    .exec()) as [[null, [string | null, string | null]], unknown, [null, string[]]];
+  const ipWaitMs = clientLimitWaitMs(ipFailedAt.filter((_, i) => i % 2 === 1).map(Number), ipLimit, nowMs);
+  if (ipWaitMs > 0) return refuse(ipWaitMs);
   const waitUntil = Number(counts[1] ?? 0) + loginDelayMs(Number(counts[0] ?? 0));
   return waitUntil > nowMs ? refuse(waitUntil - nowMs) : { allowed: true };
 }
 
-/** Counts a failed login against the address and the client. */
-export async function recordLoginFailure(redis: Redis, source: LoginSource): Promise<void> {
+/**
+ * How long a client that failed at these times (ms) must wait before it may try again: until fewer
+ * than `limit` of its failures are within the last 15 minutes (0: it may now). A window that slides,
+ * not one per quarter of an hour: three failures on either side of a quarter's turn count together.
+ */
+export function clientLimitWaitMs(failedAt: readonly number[], limit: number, nowMs: number): number {
+  const recent = failedAt.filter((at) => at > nowMs - ipWindowMs).sort((a, b) => a - b);
+  if (recent.length < limit) return 0;
+  // The oldest must leave the window until limit - 1 are left; the last of them to leave is this one.
+  return recent[recent.length - limit]! + ipWindowMs - nowMs;
+}
+
+/**
+ * Counts a failed login against the address and the client. The client's newest `ipLimit` failures are
+ * all its limit needs: concurrent tries that all passed the check cannot grow its set past that.
+ */
+export async function recordLoginFailure(redis: Redis, source: LoginSource, ipLimit: number): Promise<void> {
   const nowMs = source.now.getTime();
   const key = loginFailuresKey(source.prefix, emailHash(source.email));
-  const ipKey = loginIpFailuresKey(source.prefix, source.ip, Math.floor(nowMs / ipWindowMs));
-  await redis.multi().hincrby(key, 'n', 1).hset(key, 'last', nowMs).pexpire(key, failuresKeptMs).incr(ipKey).pexpire(ipKey, 2 * ipWindowMs).exec();
+  const ipKey = loginIpFailuresKey(source.prefix, source.ip);
+  // A member of its own per failure: two in the same millisecond are two.
+  const member = `${nowMs}:${randomBytes(6).toString('base64url')}`;
+  await redis
+    .multi()
+    .hincrby(key, 'n', 1)
+    .hset(key, 'last', nowMs)
+    .pexpire(key, failuresKeptMs)
+    .zadd(ipKey, nowMs, member)
+    .zremrangebyrank(ipKey, 0, -(ipLimit + 1))
+    .pexpire(ipKey, ipWindowMs)
+    .exec();
 }
 
 /** A successful login or a new password starts the address's count over. */
