@@ -69,7 +69,7 @@ export function loginFailuresKey(prefix: string, emailHash: string): string {
   return `${prefix}:login-failures:${emailHash}`;
 }
 
-/** Failed logins from one client address: a sorted set of their times (ms), those of the last 15 minutes. */
+/** Failed logins from one client address: a sorted set of the times (ms) of its newest LOGIN_IP_MAX_FAILURES, gone 15 minutes after the last. */
 export function loginIpFailuresKey(prefix: string, ip: string): string {
   return `${prefix}:login-ip-failed-at:${ip}`;
 }

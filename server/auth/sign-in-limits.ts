@@ -38,12 +38,12 @@ interface LoginSource {
 export async function checkLogin(redis: Redis, source: LoginSource, ipLimit: number): Promise<Throttle> {
   const nowMs = source.now.getTime();
   const ipKey = loginIpFailuresKey(source.prefix, source.ip);
-  const [[, counts], , [, ipFailedAt]] = (await redis
+  // The set holds at most the client's newest ipLimit failures (recordLoginFailure); older than the window count for nothing.
+  const [[, counts], [, ipFailedAt]] = (await redis
     .multi()
     .hmget(loginFailuresKey(source.prefix, emailHash(source.email)), 'n', 'last')
-    .zremrangebyscore(ipKey, '-inf', nowMs - ipWindowMs)
     .zrange(ipKey, 0, -1, 'WITHSCORES')
-    .exec()) as [[null, [string | null, string | null]], unknown, [null, string[]]];
+    .exec()) as [[null, [string | null, string | null]], [null, string[]]];
   const ipWaitMs = clientLimitWaitMs(ipFailedAt.filter((_, i) => i % 2 === 1).map(Number), ipLimit, nowMs);
   if (ipWaitMs > 0) return refuse(ipWaitMs);
   const waitUntil = Number(counts[1] ?? 0) + loginDelayMs(Number(counts[0] ?? 0));
