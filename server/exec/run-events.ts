@@ -103,7 +103,8 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     },
     follow(runId, afterId, handler) {
       const channel = runChannel(prefix, runId);
-      let last = afterId;
+      // The worker numbers from firstWorkerEventId (the web process's own `start` is 1): none is missing before.
+      let last = Math.max(afterId, firstWorkerEventId - 1);
       let stopped = false;
       // Live events wait here while the stored ones are read, so each goes out once and in order.
       let held: LoggedEvent[] | undefined = [];
@@ -113,19 +114,23 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
         handler(event);
       };
       const catchUp = async () => {
+        let read = false;
         try {
-          const from = Math.max(0, last + 1 - firstWorkerEventId);
+          const from = last + 1 - firstWorkerEventId;
           for (const text of await reader.lrange(runEventsKey(prefix, runId), from, -1)) relay(JSON.parse(text) as LoggedEvent);
+          read = true;
         } catch (err) {
           logger.warn({ err: String(err), runId }, 'stored run events not read');
         }
         const waiting = held ?? [];
         held = undefined;
-        for (const event of waiting.sort((a, b) => a.id - b.id)) onLive(event);
+        // Once the list is read, an event still missing is gone with it (expired) and is not looked for
+        // again; after a failed read, the next gap reads again.
+        for (const event of waiting.sort((a, b) => a.id - b.id)) (read ? relay : onLive)(event);
       };
       const onLive = (event: LoggedEvent) => {
         if (held) return void held.push(event);
-        // A gap means messages were lost (a reconnect): read them from the list.
+        // A gap means messages were lost (a reconnect): read them from the list (once per gap).
         if (event.id > last + 1) {
           held = [event];
           void catchUp();

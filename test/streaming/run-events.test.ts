@@ -1,0 +1,113 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { runChannel, runEventsKey, webInboxChannel } from '../../shared/channels.js';
+import type { LoggedEvent } from '../../shared/events.js';
+import { createLogger } from '../../shared/logger.js';
+import { openRunEvents, type RunEvents } from '../../server/exec/run-events.js';
+import { testEnv } from '../helpers/test-env.js';
+import { waitFor } from '../helpers/wait.js';
+
+/**
+ * How a web process follows a logged run (server/exec/run-events.ts `follow`), against a real Redis:
+ * what it relays, and how often it reads the run's event list for it (a MONITOR connection sees every
+ * command).
+ */
+describe('following a logged run', () => {
+  const prefix = `${testEnv.QUEUE_PREFIX}-run-events`;
+  let redis: Redis;
+  let reader: Redis;
+  let monitor: Redis;
+  let runEvents: RunEvents;
+  const traffic: string[] = [];
+
+  before(async () => {
+    redis = new Redis(testEnv.REDIS_URL!);
+    reader = new Redis(testEnv.REDIS_URL!);
+    runEvents = await openRunEvents(testEnv.REDIS_URL!, reader, prefix, webInboxChannel(prefix, 'web-under-test'), createLogger('silent'));
+    monitor = await new Redis(testEnv.REDIS_URL!).monitor();
+    monitor.on('monitor', (_time: string, args: string[]) => traffic.push(args.join(' ').toLowerCase()));
+  });
+  after(async () => {
+    monitor.disconnect();
+    await runEvents.close();
+    reader.disconnect();
+    redis.disconnect();
+  });
+
+  /** As the worker does: appends the event to the run's list and publishes it on the run's channel (either can be left out). */
+  const publish = async (runId: string, id: number, { live = true, stored = true } = {}) => {
+    const text = JSON.stringify({ runId, id, event: 'delta', data: { text: `t${id}` } } satisfies LoggedEvent);
+    if (stored) await redis.rpush(runEventsKey(prefix, runId), text);
+    if (live) await redis.publish(runChannel(prefix, runId), text);
+  };
+  /** Once the monitor has seen every command sent so far. */
+  const monitored = async () => {
+    const marker = randomUUID();
+    await redis.echo(marker);
+    await waitFor(() => traffic.some((line) => line.includes(marker)), 2000, 'the monitor caught up');
+  };
+  const listReads = (runId: string) => traffic.filter((line) => line.startsWith('lrange ') && line.includes(runId)).length;
+
+  it('relays what is stored, then the live events, reading the list once', async () => {
+    const runId = randomUUID();
+    await publish(runId, 2, { live: false });
+    const got: number[] = [];
+    const stop = runEvents.follow(runId, 0, (e) => got.push(e.id));
+    await waitFor(() => got.length === 1, 2000, 'the stored event relayed');
+    await publish(runId, 3);
+    await waitFor(() => got.length === 2, 2000, 'the live event relayed');
+    stop();
+    await monitored();
+    assert.deepEqual(got, [2, 3]);
+    assert.equal(listReads(runId), 1);
+  });
+
+  it('takes the first worker event (number 2) for no gap when nothing was stored yet', async () => {
+    const runId = randomUUID();
+    const got: number[] = [];
+    const stop = runEvents.follow(runId, 0, (e) => got.push(e.id));
+    await waitFor(() => listReads(runId) === 1, 2000, 'the list read once subscribed');
+    await publish(runId, 2);
+    await publish(runId, 3);
+    await waitFor(() => got.length === 2, 2000, 'two events relayed');
+    stop();
+    await monitored();
+    assert.deepEqual(got, [2, 3]);
+    assert.equal(listReads(runId), 1, 'no second read');
+  });
+
+  it('reads the list again for an event the channel missed, and relays each once, in order', async () => {
+    const runId = randomUUID();
+    const got: number[] = [];
+    const stop = runEvents.follow(runId, 0, (e) => got.push(e.id));
+    await waitFor(() => listReads(runId) === 1, 2000, 'the list read once subscribed');
+    await publish(runId, 2);
+    await publish(runId, 3, { live: false });
+    await publish(runId, 4);
+    await publish(runId, 5);
+    await waitFor(() => got.length === 4, 2000, 'four events relayed');
+    stop();
+    await monitored();
+    assert.deepEqual(got, [2, 3, 4, 5]);
+    assert.equal(listReads(runId), 2, 'one more read, for the gap');
+  });
+
+  it('relays what comes after an event the list no longer has, reading for it once', async () => {
+    const runId = randomUUID();
+    const got: number[] = [];
+    const stop = runEvents.follow(runId, 0, (e) => got.push(e.id));
+    await waitFor(() => listReads(runId) === 1, 2000, 'the list read once subscribed');
+    await publish(runId, 2);
+    // Gone from the list (it expired) and never heard; the next one heard but not in the list either.
+    await publish(runId, 3, { live: false, stored: false });
+    await publish(runId, 4, { stored: false });
+    await waitFor(() => got.length === 2, 2000, 'the event after the gap relayed');
+    await publish(runId, 5);
+    await waitFor(() => got.length === 3, 2000, 'the next one relayed');
+    stop();
+    await monitored();
+    assert.deepEqual(got, [2, 4, 5]);
+    assert.equal(listReads(runId), 2, 'one more read, for the gap');
+  });
+});
