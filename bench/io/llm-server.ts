@@ -59,7 +59,14 @@ function chatChunk(content: string): string {
   return `data: ${JSON.stringify({ object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content } }] })}\n\n`;
 }
 
-/** The stamps (performance.now() at the server) of the tokens in a text the client received. */
-export function tokenStamps(text: string): number[] {
-  return [...text.matchAll(/@(\d+\.\d{3}) /g)].map((match) => Number(match[1]));
+/** A token of a chat stream as the client received it: its place in the answer (1 for the first) and its stamp. */
+export interface StampedToken {
+  position: number;
+  /** performance.now() at the server as it wrote the token. */
+  stamp: number;
+}
+
+/** The stamped tokens in a text the client received. */
+export function stampedTokens(text: string): StampedToken[] {
+  return [...text.matchAll(/token(\d+)@(\d+\.\d{3}) /g)].map((match) => ({ position: Number(match[1]), stamp: Number(match[2]) }));
 }

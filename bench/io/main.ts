@@ -13,7 +13,7 @@ import { sampleRssPeak } from '../rss.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
-import { startLlmLikeServer, tokenStamps } from './llm-server.js';
+import { stampedTokens, startLlmLikeServer } from './llm-server.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
@@ -33,7 +33,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * and the clients call with `stream: true`. `--per-token`: the agent's own code takes each event
  * instead (`for await (const event of answer.events()) sys.write(...)`).
  * Adds the token relay time, from the server writing a token to the client reading it in a `delta`
- * event (p50, p99, over every token of the timed calls); writes bench/io-stream-results.json.
+ * event (p50, p99, over every token of the timed calls), and the same for each answer's first token
+ * alone (what a chat's reader waits for first); writes bench/io-stream-results.json.
  *
  * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
  * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
@@ -170,6 +171,7 @@ async function main(): Promise<number> {
     }, spreadMs + warmupMs);
     const latencies: number[] = [];
     const relayMs: number[] = [];
+    const firstTokenRelayMs: number[] = [];
     const errors: string[] = [];
     let completed = 0;
     await Promise.all(
@@ -183,6 +185,7 @@ async function main(): Promise<number> {
             completed += 1;
             latencies.push(performance.now() - begun);
             relayMs.push(...result.relayMs);
+            if (result.firstTokenRelayMs !== undefined) firstTokenRelayMs.push(result.firstTokenRelayMs);
           }
         }
       }),
@@ -198,6 +201,7 @@ async function main(): Promise<number> {
     const runsPerSecond = completed / options.duration;
     const added = summarize(latencies.map((ms) => ms - options.seconds * 1000));
     const relay = summarize(relayMs);
+    const firstRelay = summarize(firstTokenRelayMs);
     const results = {
       at: new Date().toISOString(),
       mode: options.stream ? `streamed (agent and client), ${options.perToken ? 'the agent taking each token' : 'relayed'}` : 'whole answers',
@@ -211,7 +215,12 @@ async function main(): Promise<number> {
       limitRunsPerSecond: round(limit),
       ofLimit: round(runsPerSecond / limit),
       addedLatencyMs: { p50: round(added.p50), p99: round(added.p99), max: round(added.max) },
-      ...(options.stream ? { tokenRelayMs: { tokens: relayMs.length, p50: round2(relay.p50), p99: round2(relay.p99), max: round2(relay.max) } } : {}),
+      ...(options.stream
+        ? {
+            tokenRelayMs: { tokens: relayMs.length, p50: round2(relay.p50), p99: round2(relay.p99), max: round2(relay.max) },
+            firstTokenRelayMs: { answers: firstTokenRelayMs.length, p50: round2(firstRelay.p50), p99: round2(firstRelay.p99), max: round2(firstRelay.max) },
+          }
+        : {}),
       cpuCores: cpu,
       cpuWaitMsPerSecond: used ? cpuWaits(used) : null,
       mostPostgresConnections: mostConnections,
@@ -252,6 +261,8 @@ interface CallResult {
   error?: string;
   /** Streamed calls: for each token, ms from the server writing it to this client reading it. */
   relayMs: number[];
+  /** Streamed calls: the same for the answer's first token. */
+  firstTokenRelayMs?: number;
 }
 
 async function wholeCall(client: ApiClient, url: string, convid?: string): Promise<CallResult> {
@@ -277,12 +288,16 @@ async function streamedCall(client: ApiClient, url: string, convid?: string): Pr
     }
     if (ended.resultCode !== 'success') return { error: `${ended.resultCode}: ${ended.error?.message ?? ''}`.slice(0, 200), relayMs: [] };
     const relayMs: number[] = [];
+    let firstTokenRelayMs: number | undefined;
     for (const event of events) {
       if (event.event !== 'part' && event.event !== 'delta') continue;
       const text = (JSON.parse(event.data) as { text?: string }).text ?? '';
-      for (const stamp of tokenStamps(text)) relayMs.push(event.receivedHr - stamp);
+      for (const { position, stamp } of stampedTokens(text)) {
+        relayMs.push(event.receivedHr - stamp);
+        if (position === 1) firstTokenRelayMs = event.receivedHr - stamp;
+      }
     }
-    return { convid: ended.convid, relayMs };
+    return { convid: ended.convid, relayMs, ...(firstTokenRelayMs === undefined ? {} : { firstTokenRelayMs }) };
   } catch (err) {
     return { error: err instanceof Error ? err.message : String(err), relayMs: [] };
   }
