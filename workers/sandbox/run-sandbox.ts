@@ -125,12 +125,14 @@ async function runInline(pool: ContextPool, session: Session, held: Held, agent:
   const warm = agent.runs > 0;
   const cpuBefore = agent.sandbox.isolate.cpuTime;
   const result = await runInContext(pool, session, held, agent, true);
+  // The isolate's CPU time the entry took; a disposed isolate keeps no clock, and counts as the whole allowance.
+  const disposed = isDisposed(agent.sandbox);
+  const cpuMs = disposed ? syncEntryMs : Number(agent.sandbox.isolate.cpuTime - cpuBefore) / 1e6;
   if (result !== 'interrupted') {
-    if (warm && !isDisposed(agent.sandbox)) inline.entered(Number(agent.sandbox.isolate.cpuTime - cpuBefore) / 1e6);
+    if (warm && !disposed) inline.entered(cpuMs);
     return result;
   }
   // Interrupted with little of its time on the CPU: the thread was preempted (a busy machine), not the agent's doing.
-  const cpuMs = isDisposed(agent.sandbox) ? syncEntryMs : Number(agent.sandbox.isolate.cpuTime - cpuBefore) / 1e6;
   pool.discard(agent);
   held.agent = undefined;
   if (cpuMs < syncEntryMs / 2) return declineInline(inline, 'busy');
