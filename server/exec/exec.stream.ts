@@ -48,6 +48,8 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
   const stream = openEventStream(ctx, run.runId);
   countOpenStream(deps.metrics.openStreams, ctx.res);
   if (afterId < 1) stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
+  // A re-attach may have nothing to send for a while: its headers go out now.
+  else ctx.res.flushHeaders();
   let finished = false;
   let lastId = afterId;
   const stopRelaying = () => {
@@ -113,9 +115,8 @@ function openEventStream(ctx: Context, runId: string): EventStream {
   ctx.status = 200;
   // Written to the response itself, not through a body stream Koa would pipe: a token is one write.
   ctx.respond = false;
+  // The headers go out with the first event written (one write: the client wakes once for both).
   const res = ctx.res;
-  // Headers go out now, not with the first event: a re-attach may have nothing to send for a while.
-  res.flushHeaders();
   const write = (text: string) => {
     if (!res.writableEnded && !res.destroyed) res.write(text);
   };

@@ -2,6 +2,7 @@ import { Redis } from 'ioredis';
 import { runChannel, runEventsKey } from '../../shared/channels.js';
 import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../../shared/events.js';
 import { afterIoPoll } from '../../shared/after-io-poll.js';
+import { batchPerTurn } from '../../runs/per-turn-batch.js';
 import type { Logger } from '../../shared/logger.js';
 
 /**
@@ -32,7 +33,6 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
   const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const inboxHandlers = new Map<string, (event: RunEvent) => void>();
   const channelHandlers = new Map<string, Set<(event: LoggedEvent) => void>>();
-  const subscribed = new Map<string, Promise<unknown>>();
 
   const deliver = (channel: string, event: LoggedEvent) => {
     if (channel === inboxChannel) inboxHandlers.get(event.runId)?.(event);
@@ -77,22 +77,52 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     for (const listener of reconnectListeners) listener(since);
   });
 
+  // The channels subscribed to (SUBSCRIBE sent, no UNSUBSCRIBE since), each with the promise of its SUBSCRIBE.
+  const live = new Map<string, Promise<unknown>>();
+  // The follows started and stopped in one turn of the event loop change the subscriptions in one
+  // SUBSCRIBE and one UNSUBSCRIBE at the next (a write to Redis each, not one per run).
+  let changing: { subscribed: Promise<unknown>; settle: (subscribed: Promise<unknown>) => void } | undefined;
+  const change = batchPerTurn<string>((channels) => {
+    const { settle } = changing!;
+    changing = undefined;
+    const toSubscribe = new Set<string>();
+    const toUnsubscribe = new Set<string>();
+    for (const channel of channels) {
+      const wanted = channelHandlers.has(channel);
+      if (wanted && !live.has(channel)) toSubscribe.add(channel);
+      else if (!wanted && live.has(channel)) toUnsubscribe.add(channel);
+    }
+    const subscribed = toSubscribe.size ? subscriber.subscribe(...toSubscribe) : Promise.resolve();
+    for (const channel of toSubscribe) live.set(channel, subscribed);
+    for (const channel of toUnsubscribe) live.delete(channel);
+    if (toUnsubscribe.size) void subscriber.unsubscribe(...toUnsubscribe).catch(() => undefined);
+    settle(subscribed);
+  });
+  const changeSubscription = (channel: string): Promise<unknown> => {
+    if (!changing) {
+      let settle!: (subscribed: Promise<unknown>) => void;
+      const subscribed = new Promise<unknown>((resolve) => (settle = resolve));
+      // Each follow reports its own failure; the shared promise must not also be unhandled.
+      subscribed.catch(() => undefined);
+      changing = { subscribed, settle };
+    }
+    change(channel);
+    return changing.subscribed;
+  };
+
+  /** Resolves once the channel is subscribed (at once if it still is, an UNSUBSCRIBE not yet sent). */
   const subscribe = (channel: string, handler: (event: LoggedEvent) => void): Promise<unknown> => {
     let handlers = channelHandlers.get(channel);
-    if (!handlers) {
-      channelHandlers.set(channel, (handlers = new Set()));
-      subscribed.set(channel, subscriber.subscribe(channel));
-    }
+    if (!handlers) channelHandlers.set(channel, (handlers = new Set()));
     handlers.add(handler);
-    return subscribed.get(channel)!;
+    return live.get(channel) ?? changeSubscription(channel);
   };
   const unsubscribe = (channel: string, handler: (event: LoggedEvent) => void) => {
     const handlers = channelHandlers.get(channel);
     handlers?.delete(handler);
     if (handlers?.size !== 0) return;
     channelHandlers.delete(channel);
-    subscribed.delete(channel);
-    void subscriber.unsubscribe(channel).catch(() => undefined);
+    void changeSubscription(channel);
   };
 
   return {

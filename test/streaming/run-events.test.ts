@@ -110,4 +110,47 @@ describe('following a logged run', () => {
     assert.deepEqual(got, [2, 4, 5]);
     assert.equal(listReads(runId), 2, 'one more read, for the gap');
   });
+
+  const subscriptionCommands = (command: 'subscribe' | 'unsubscribe', runIds: string[]) =>
+    traffic.filter((line) => line.startsWith(`${command} `) && runIds.some((runId) => line.includes(runId)));
+
+  it('subscribes for the follows started in one turn with one command, and unsubscribes them with one', async () => {
+    const runIds = [randomUUID(), randomUUID(), randomUUID()];
+    const got = new Map<string, number[]>(runIds.map((runId) => [runId, []]));
+    const stops = runIds.map((runId) => runEvents.follow(runId, 0, (e) => got.get(runId)!.push(e.id)));
+    await waitFor(() => runIds.every((runId) => listReads(runId) === 1), 2000, 'each list read once subscribed');
+    for (const runId of runIds) await publish(runId, 2);
+    await waitFor(() => runIds.every((runId) => got.get(runId)!.length === 1), 2000, "each run's event relayed");
+    for (const stop of stops) stop();
+    await publish(runIds[0]!, 3);
+    await waitFor(() => subscriptionCommands('unsubscribe', runIds).length > 0, 2000, 'unsubscribed');
+    await monitored();
+    const subscribes = subscriptionCommands('subscribe', runIds);
+    assert.equal(subscribes.length, 1, subscribes.join('\n'));
+    assert.ok(runIds.every((runId) => subscribes[0]!.includes(runId)), 'all three channels in it');
+    const unsubscribes = subscriptionCommands('unsubscribe', runIds);
+    assert.equal(unsubscribes.length, 1, unsubscribes.join('\n'));
+    assert.ok(runIds.every((runId) => unsubscribes[0]!.includes(runId)), 'all three channels in it');
+    assert.deepEqual(got.get(runIds[0]!), [2], 'nothing relayed once stopped');
+  });
+
+  it('keeps the channel of a follow stopped and started again in one turn, and relays to the new one', async () => {
+    const runId = randomUUID();
+    const first: number[] = [];
+    const stopFirst = runEvents.follow(runId, 0, (e) => first.push(e.id));
+    await waitFor(() => listReads(runId) === 1, 2000, 'the list read once subscribed');
+    stopFirst();
+    const second: number[] = [];
+    const stopSecond = runEvents.follow(runId, 1, (e) => second.push(e.id));
+    await waitFor(() => listReads(runId) === 2, 2000, 'the list read for the second follow');
+    await publish(runId, 2);
+    await waitFor(() => second.length === 1, 2000, 'the event relayed to the second follow');
+    stopSecond();
+    await waitFor(() => subscriptionCommands('unsubscribe', [runId]).length > 0, 2000, 'unsubscribed');
+    await monitored();
+    assert.deepEqual(first, []);
+    assert.deepEqual(second, [2]);
+    assert.equal(subscriptionCommands('subscribe', [runId]).length, 1, 'subscribed once');
+    assert.equal(subscriptionCommands('unsubscribe', [runId]).length, 1, 'unsubscribed once, at the end');
+  });
 });

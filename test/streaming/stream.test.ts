@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { execAgent, post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { openStream } from '../helpers/sse.js';
@@ -109,6 +110,20 @@ describe('streamed calls and re-attaching', () => {
     assert.deepEqual((await whole.done).map((e) => e.event), ['start', 'part', 'part', 'end'], 'after the end, the whole run is replayed');
   });
 
+  it("starts a new stream with its headers and start event, and sends a re-attach's headers before it has an event", async () => {
+    const opened = await rawAnswer(stack.url, '/api/exec/execAgent', { agentName: slowSayer, stream: true }, key);
+    assert.match(opened, /^HTTP\/1\.1 200 /);
+    assert.match(opened, /\r\nx-run-id: [0-9a-f-]{36}\r\n/i);
+    assert.match(opened, /\r\n\r\n[0-9a-f]+\r\nid: 1\nevent: start\n/, 'the start event first');
+
+    // Read up to the first part, then gone: the agent sleeps 400 ms before its next part.
+    const started = await rawAnswer(stack.url, '/api/exec/execAgent', { agentName: slowSayer, stream: true }, key, {}, (text) => text.includes('event: part'));
+    const convid = /"convid":"([^"]+)"/.exec(started)![1]!;
+    const attached = await rawAnswer(stack.url, '/api/exec/attach', { convid }, key, { 'Last-Event-ID': '2' });
+    assert.match(attached, /^HTTP\/1\.1 200 /);
+    assert.doesNotMatch(attached, /event: /, 'headers alone, ahead of the next event');
+  });
+
   it('does not attach to another caller’s conversation, nor to one without a stream', async () => {
     const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: writer, stream: true }, { key });
     const convid = (await stream.done)[0]!.data.convid;
@@ -124,3 +139,27 @@ describe('streamed calls and re-attaching', () => {
     assert.ok(badId.body.error.details.fields['Last-Event-ID']);
   });
 });
+
+/**
+ * A POST's answer as the socket delivers it, read until `enough` (by default: the first piece the socket
+ * delivers, i.e. the status line and headers and whatever came in the same write); the connection is
+ * then closed.
+ */
+function rawAnswer(baseUrl: string, path: string, body: unknown, key: string, headers: Record<string, string> = {}, enough = (_text: string) => true): Promise<string> {
+  const { hostname, port } = new URL(baseUrl);
+  const payload = JSON.stringify(body);
+  const lines = [`POST ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, `Authorization: Bearer ${key}`, 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(payload)}`, 'Connection: close'];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const socket = connect(Number(port), hostname, () => socket.write(`${lines.join('\r\n')}\r\n\r\n${payload}`));
+    socket.on('data', (chunk) => {
+      text += chunk.toString('utf8');
+      if (!enough(text)) return;
+      socket.destroy();
+      resolve(text);
+    });
+    socket.once('error', reject);
+    socket.once('close', () => reject(new Error(`the connection closed before the answer had what was waited for: ${text}`)));
+  });
+}
