@@ -1,5 +1,5 @@
 import { Command, type Redis } from 'ioredis';
-import { batchPerTurn } from './per-turn-batch.js';
+import { settledPerTurn } from './per-turn-batch.js';
 
 /** One logged run's event, as the batch sends it (run-event-publisher.ts). */
 export interface BatchedRunEvent {
@@ -42,26 +42,7 @@ export interface RunEventBatch {
 
 export function createRunEventBatch(redis: Redis): RunEventBatch {
   // One promise for a whole batch, settled by its sending: not one per event.
-  let sending: { sent: Promise<void>; settle: (outcome: Promise<void>) => void } | undefined;
-  const send = batchPerTurn<BatchedRunEvent>((events) => {
-    const { settle } = sending!;
-    sending = undefined;
-    settle(sendEvents(redis, events));
-  });
-
-  return {
-    append(event) {
-      if (!sending) {
-        let settle!: (outcome: Promise<void>) => void;
-        const sent = new Promise<void>((resolve) => (settle = resolve));
-        // Each event's caller reports its own failure; the shared promise must not also be unhandled.
-        sent.catch(() => undefined);
-        sending = { sent, settle };
-      }
-      send(event);
-      return sending.sent;
-    },
-  };
+  return { append: settledPerTurn<BatchedRunEvent, void>((events) => sendEvents(redis, events)) };
 }
 
 /** The events in calls of at most maxEventsPerCall, written one after the other (never waiting between). */

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { runChannel, runEventsKey } from '../../shared/channels.js';
 import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../../shared/events.js';
 import { afterIoPoll } from '../../shared/after-io-poll.js';
-import { batchPerTurn } from '../../runs/per-turn-batch.js';
+import { settledPerTurn } from '../../runs/per-turn-batch.js';
 import type { Logger } from '../../shared/logger.js';
 
 /**
@@ -81,10 +81,7 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
   const live = new Map<string, Promise<unknown>>();
   // The follows started and stopped in one turn of the event loop change the subscriptions in one
   // SUBSCRIBE and one UNSUBSCRIBE at the next (a write to Redis each, not one per run).
-  let changing: { subscribed: Promise<unknown>; settle: (subscribed: Promise<unknown>) => void } | undefined;
-  const change = batchPerTurn<string>((channels) => {
-    const { settle } = changing!;
-    changing = undefined;
+  const changeSubscription = settledPerTurn<string, unknown>((channels) => {
     const toSubscribe = new Set<string>();
     const toUnsubscribe = new Set<string>();
     for (const channel of channels) {
@@ -96,19 +93,8 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     for (const channel of toSubscribe) live.set(channel, subscribed);
     for (const channel of toUnsubscribe) live.delete(channel);
     if (toUnsubscribe.size) void subscriber.unsubscribe(...toUnsubscribe).catch(() => undefined);
-    settle(subscribed);
+    return subscribed;
   });
-  const changeSubscription = (channel: string): Promise<unknown> => {
-    if (!changing) {
-      let settle!: (subscribed: Promise<unknown>) => void;
-      const subscribed = new Promise<unknown>((resolve) => (settle = resolve));
-      // Each follow reports its own failure; the shared promise must not also be unhandled.
-      subscribed.catch(() => undefined);
-      changing = { subscribed, settle };
-    }
-    change(channel);
-    return changing.subscribed;
-  };
 
   /** Resolves once the channel is subscribed (at once if it still is, an UNSUBSCRIBE not yet sent). */
   const subscribe = (channel: string, handler: (event: LoggedEvent) => void): Promise<unknown> => {
