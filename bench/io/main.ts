@@ -10,6 +10,7 @@ import { cpuBetween, readCpu, type CpuReading } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { sampleRssPeak } from '../rss.js';
+import { readSyscalls, syscallsPer, type SyscallCount } from '../syscalls.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
@@ -23,7 +24,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
  * limit C / T, the latency added to T (p50, p99), the cores worker, web, this process and the whole
- * machine used in the timed window, the most PostgreSQL connections open at once, each process's RSS peak,
+ * machine used in the timed window, the read and write system calls web and worker made per run in it
+ * (bench/syscalls.ts), the most PostgreSQL connections open at once, each process's RSS peak,
  * event-loop delay p99 and garbage-collection pauses (count, total, longest; its own heap; this
  * process's too, as it is the LLM-like server and every client), and errors;
  * writes bench/io-results.json.
@@ -163,8 +165,12 @@ async function main(): Promise<number> {
     let rss: ReturnType<typeof sampleRssPeak>[] = [];
     let connections: ReturnType<typeof sampleConnections> | undefined;
     let cpuAtStart: CpuReading | undefined;
+    // Read at the timed window's two ends, when as many runs are under way as at any time: their count divides evenly.
+    const syscalls: { start?: (SyscallCount | null)[]; end?: (SyscallCount | null)[] } = {};
+    const endSampling = setTimeout(() => (syscalls.end = readSyscalls([stack.worker.pid, stack.web.pid])), windowEnd - loopStart);
     const startSampling = setTimeout(() => {
       cpuAtStart = readCpu([stack.worker.pid, stack.web.pid]);
+      syscalls.start = readSyscalls([stack.worker.pid, stack.web.pid]);
       for (const pid of [stack.web.pid, stack.worker.pid, process.pid]) process.kill(pid, 'SIGUSR2');
       rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
       connections = sampleConnections(databaseName);
@@ -191,6 +197,7 @@ async function main(): Promise<number> {
       }),
     );
     clearTimeout(startSampling);
+    clearTimeout(endSampling);
     const used = cpuAtStart ? cpuBetween(cpuAtStart, readCpu([stack.worker.pid, stack.web.pid])) : null;
     const cpu = used ? cpuCores(used) : null;
     const [workerRss, webRss] = rss.map((s) => s.stop());
@@ -223,6 +230,7 @@ async function main(): Promise<number> {
         : {}),
       cpuCores: cpu,
       cpuWaitMsPerSecond: used ? cpuWaits(used) : null,
+      syscallsPerRun: perRun(syscalls, runsPerSecond * options.duration),
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
       eventLoopDelayMs: { worker: probes[0]?.loop ?? null, web: probes[1]?.loop ?? null, bench: probes[2]?.loop ?? null },
@@ -353,6 +361,13 @@ function readProbe(dir: string, pid: number): ProbeReading | null {
   } catch {
     return null;
   }
+}
+
+/** The system calls web and worker made in the timed window, per run made in it. */
+function perRun(syscalls: { start?: (SyscallCount | null)[]; end?: (SyscallCount | null)[] }, runs: number): Record<'worker' | 'web', SyscallCount | null> | null {
+  const { start, end } = syscalls;
+  if (!start || !end) return null;
+  return { worker: syscallsPer(start[0] ?? null, end[0] ?? null, runs), web: syscallsPer(start[1] ?? null, end[1] ?? null, runs) };
 }
 
 function round(value: number): number {
