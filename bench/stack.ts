@@ -110,7 +110,12 @@ export async function startStack(settings: StackSettings, onSpawn: (process: Pro
 function spawnProcess(name: string, entry: string, env: Record<string, string>): ProductProcess {
   // e.g. BENCH_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof" profiles web and worker.
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean), ...(env.BENCH_NODE_IMPORT ? ['--import', env.BENCH_NODE_IMPORT] : [])];
-  const child = spawn(process.execPath, [...procfileNodeFlags(entry), ...nodeArgs, `${distRoot}${entry}`], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawnNode(name, [...procfileNodeFlags(entry), ...nodeArgs, `${distRoot}${entry}`], env);
+}
+
+/** Runs `node` with these arguments as a process the bench watches (its output kept) and stops. */
+export function spawnNode(name: string, args: string[], env: Record<string, string>): ProductProcess {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
   if (child.pid === undefined) throw new Error(`could not start the ${name} process`);
   let tail = '';
   let partial = '';
@@ -144,13 +149,14 @@ function spawnProcess(name: string, entry: string, env: Record<string, string>):
   };
 }
 
-async function waitUntilHealthy(baseUrl: string, processes: ProductProcess[], timeoutMs: number): Promise<void> {
+/** Waits until `baseUrl`'s /healthz answers 200; throws once one of `processes` exits or after `timeoutMs`. */
+export async function waitUntilHealthy(baseUrl: string, processes: ProductProcess[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const dead = processes.find((p) => !p.running());
     if (dead) throw new Error(`the ${dead.name} process exited during start-up:\n${dead.tail()}`);
     if ((await healthStatus(`${baseUrl}/healthz`)) === 200) return;
-    if (Date.now() > deadline) throw new Error(`the web process did not answer /healthz within ${timeoutMs} ms`);
+    if (Date.now() > deadline) throw new Error(`${baseUrl} did not answer /healthz within ${timeoutMs} ms`);
     await delay(100);
   }
 }

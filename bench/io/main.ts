@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import type { ExecutionResponse } from '../../shared/api.js';
-import { createClient, type ApiClient } from '../client.js';
+import { createClient } from '../client.js';
 import { cpuBetween, readCpu, type CpuReading } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
@@ -14,12 +13,13 @@ import { readSyscalls, syscallsPer, type SyscallCount } from '../syscalls.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
-import { stampedTokens, startLlmLikeServer } from './llm-server.js';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { agentName, driveClients, streamedCall, wholeCall } from './calls.js';
+import { startLlmLikeServer } from './llm-server.js';
+import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloorReading } from './relay-floor.js';
 
 /**
  * `npm run bench:io [-- --clients C --seconds T --warmup W --duration D --worker-concurrency N --stream
- * [--per-token] --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
+ * [--per-token] [--floors] --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
  * (first byte after 300 ms, the body streamed in K pieces, 20 unless told, until T s); an agent awaits
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
@@ -38,6 +38,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
  * event (p50, p99, over every token of the timed calls), and the same for each answer's first token
  * alone (what a chat's reader waits for first); writes bench/io-stream-results.json.
  *
+ * `--floors` (with `--stream`): then, with web and worker stopped, the same clients over the same spread,
+ * warm-up and window against two relay floors (relay-floor.ts): one process between upstream and client
+ * (`direct`), and a front, a Redis list, a runner and pub/sub (`pubsub`: the product's hops doing
+ * nothing else). Adds `floors` (each one's relay, runs/s and cores) and `relayToFloor` (the product's
+ * relay p50 and p99 over each floor's), which hold still while the machine's speed does not.
+ *
  * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
  * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
  */
@@ -45,7 +51,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 const redisUrl = 'redis://127.0.0.1:6379';
 const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const agentName = 'waiter';
 const agentSource = `export default async function (sys) {
   const answer = await sys.fetch(sys.inputs.url, { timeoutMs: 120000 });
   sys.vars.calls = (sys.vars.calls ?? 0) + 1;
@@ -84,12 +89,14 @@ interface IoOptions {
   profileDir: string;
   /** Pieces the LLM-like server sends each answer in (tokens, in `--stream`). */
   tokens: number;
+  /** With `stream`: the relay floors measured after the product, with the same clients and window (relay-floor.ts). */
+  floors: boolean;
 }
 
 function parseOptions(argv: string[]): IoOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' } },
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' }, floors: { type: 'boolean' } },
   });
   const number = (name: string, value: string | undefined, fallback: number, { zero = false } = {}) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -98,6 +105,7 @@ function parseOptions(argv: string[]): IoOptions {
   };
   const concurrency = values['worker-concurrency'];
   if (values['per-token'] && !values.stream) throw new Error('--per-token needs --stream');
+  if (values.floors && !values.stream) throw new Error('--floors needs --stream');
   return {
     stream: values.stream === true,
     perToken: values['per-token'] === true,
@@ -109,6 +117,7 @@ function parseOptions(argv: string[]): IoOptions {
     profileSeconds: values.profile === undefined ? 0 : number('profile', values.profile, 0),
     profileDir: values['profile-dir'] ?? '.',
     tokens: Math.round(number('tokens', values.tokens, 20)),
+    floors: values.floors === true,
   };
 }
 
@@ -151,53 +160,23 @@ async function main(): Promise<number> {
     const started = convids.filter((c): c is string => typeof c === 'string');
     if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
 
-    // Clients start spread over one upstream time, as independent users arrive, then run for D s more;
-    // only calls begun after the spread and ended within the D s are timed. Started all at once they
-    // would move in one wave forever (each calls again as soon as it is answered), which measures how
-    // fast a burst of C calls drains rather than the steady state. Timed: every call that ends within
-    // the D s (each client's first call began at its own offset, so all are in the steady state).
-    const spreadMs = options.seconds * 1000;
-    const warmupMs = options.warmup * 1000;
-    log(`spreading ${started.length} clients over ${options.seconds} s${warmupMs ? `, running ${options.warmup} s untimed` : ''}, then timing ${options.duration} s of calls`);
-    const loopStart = performance.now();
-    const windowStart = loopStart + spreadMs + warmupMs;
-    const windowEnd = windowStart + options.duration * 1000;
+    const timing = { spreadMs: options.seconds * 1000, warmupMs: options.warmup * 1000, durationMs: options.duration * 1000 };
+    log(`spreading ${started.length} clients over ${options.seconds} s${timing.warmupMs ? `, running ${options.warmup} s untimed` : ''}, then timing ${options.duration} s of calls`);
     let rss: ReturnType<typeof sampleRssPeak>[] = [];
     let connections: ReturnType<typeof sampleConnections> | undefined;
     let cpuAtStart: CpuReading | undefined;
     // Read at the timed window's two ends, when as many runs are under way as at any time: their count divides evenly.
     const syscalls: { start?: (SyscallCount | null)[]; end?: (SyscallCount | null)[] } = {};
-    const endSampling = setTimeout(() => (syscalls.end = readSyscalls([stack.worker.pid, stack.web.pid])), windowEnd - loopStart);
-    const startSampling = setTimeout(() => {
-      cpuAtStart = readCpu([stack.worker.pid, stack.web.pid]);
-      syscalls.start = readSyscalls([stack.worker.pid, stack.web.pid]);
-      for (const pid of [stack.web.pid, stack.worker.pid, process.pid]) process.kill(pid, 'SIGUSR2');
-      rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
-      connections = sampleConnections(databaseName);
-    }, spreadMs + warmupMs);
-    const latencies: number[] = [];
-    const relayMs: number[] = [];
-    const firstTokenRelayMs: number[] = [];
-    const errors: string[] = [];
-    let completed = 0;
-    await Promise.all(
-      started.map(async (convid, i) => {
-        await sleep((i * spreadMs) / started.length);
-        while (performance.now() < windowEnd) {
-          const begun = performance.now();
-          const result = await call(client, upstream.url, convid);
-          if (result.error) errors.push(result.error);
-          else if (performance.now() >= windowStart && performance.now() <= windowEnd) {
-            completed += 1;
-            latencies.push(performance.now() - begun);
-            relayMs.push(...result.relayMs);
-            if (result.firstTokenRelayMs !== undefined) firstTokenRelayMs.push(result.firstTokenRelayMs);
-          }
-        }
-      }),
-    );
-    clearTimeout(startSampling);
-    clearTimeout(endSampling);
+    const { completed, latencies, relayMs, firstTokenRelayMs, errors } = await driveClients(started, (convid) => call(client, upstream.url, convid), timing, {
+      atStart() {
+        cpuAtStart = readCpu([stack.worker.pid, stack.web.pid]);
+        syscalls.start = readSyscalls([stack.worker.pid, stack.web.pid]);
+        for (const pid of [stack.web.pid, stack.worker.pid, process.pid]) process.kill(pid, 'SIGUSR2');
+        rss = [stack.worker, stack.web].map((p) => sampleRssPeak(p.pid, 250));
+        connections = sampleConnections(databaseName);
+      },
+      atEnd: () => (syscalls.end = readSyscalls([stack.worker.pid, stack.web.pid])),
+    });
     const used = cpuAtStart ? cpuBetween(cpuAtStart, readCpu([stack.worker.pid, stack.web.pid])) : null;
     const cpu = used ? cpuCores(used) : null;
     const [workerRss, webRss] = rss.map((s) => s.stop());
@@ -239,6 +218,8 @@ async function main(): Promise<number> {
       firstErrors: [...new Set(errors)].slice(0, 5),
       firstWarnings: processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 5),
     };
+    const floors = options.floors ? await measureFloors(options, { upstream: upstream.url, prefix: queuePrefix, timing }, processes) : undefined;
+    if (floors) Object.assign(results, { floors, relayToFloor: relayRatios(results.tokenRelayMs!, floors) });
     printResults(results);
     const resultsFile = options.stream ? 'io-stream-results.json' : 'io-results.json';
     writeFileSync(new URL(`../../../bench/${resultsFile}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
@@ -246,6 +227,31 @@ async function main(): Promise<number> {
   } finally {
     for (const line of await teardown.run()) log(line);
   }
+}
+
+/**
+ * `--floors`: with web and worker stopped, each relay floor in turn, with as many clients over the same
+ * spread, warm-up and window as the product had.
+ */
+async function measureFloors(
+  options: IoOptions,
+  settings: { upstream: string; prefix: string; timing: { spreadMs: number; warmupMs: number; durationMs: number } },
+  productProcesses: ProductProcess[],
+): Promise<Partial<Record<RelayFloorKind, RelayFloorReading>>> {
+  await Promise.all(productProcesses.map((p) => p.stop(10_000)));
+  const floors: Partial<Record<RelayFloorKind, RelayFloorReading>> = {};
+  for (const kind of relayFloorKinds) {
+    log(`relay floor ${kind}: ${options.clients} clients, the same spread, warm-up and window`);
+    floors[kind] = await measureRelayFloor(kind, { ...settings, redisUrl, clients: options.clients });
+  }
+  return floors;
+}
+
+/** The product's token relay over each floor's (p50 and p99): how much its hops and work add to what this machine does. */
+function relayRatios(product: { p50: number; p99: number }, floors: Partial<Record<RelayFloorKind, RelayFloorReading>>): Record<string, { p50: number; p99: number }> {
+  return Object.fromEntries(
+    Object.entries(floors).map(([kind, floor]) => [kind, { p50: round2(product.p50 / floor.tokenRelayMs.p50), p99: round2(product.p99 / floor.tokenRelayMs.p99) }]),
+  );
 }
 
 /** Cores used on average over a window (cpuBetween of readings of [worker, web]): where the machine's time went. */
@@ -262,53 +268,6 @@ function cpuWaits(used: CpuReading): Record<'worker' | 'web' | 'bench', number |
   const perSecond = (ms: number | null | undefined) => (ms == null ? null : Math.round((ms / used.at) * 1000));
   const [worker, web, bench] = used.waitingMs;
   return { worker: perSecond(worker), web: perSecond(web), bench: perSecond(bench) };
-}
-
-interface CallResult {
-  convid?: string;
-  error?: string;
-  /** Streamed calls: for each token, ms from the server writing it to this client reading it. */
-  relayMs: number[];
-  /** Streamed calls: the same for the answer's first token. */
-  firstTokenRelayMs?: number;
-}
-
-async function wholeCall(client: ApiClient, url: string, convid?: string): Promise<CallResult> {
-  try {
-    const answer = await client.post('/api/exec/execAgent', { agentName, inputs: { url }, ...(convid ? { convid } : {}) });
-    if (answer.status !== 200) return { error: `HTTP ${answer.status}: ${answer.text.slice(0, 200)}`, relayMs: [] };
-    const response = JSON.parse(answer.text) as ExecutionResponse;
-    if (response.resultCode !== 'success') return { error: `${response.resultCode}: ${response.error?.message ?? ''}`.slice(0, 200), relayMs: [] };
-    return { convid: response.convid, relayMs: [] };
-  } catch (err) {
-    return { error: err instanceof Error ? err.message : String(err), relayMs: [] };
-  }
-}
-
-async function streamedCall(client: ApiClient, url: string, convid?: string): Promise<CallResult> {
-  try {
-    const events = await client.stream('/api/exec/execAgent', { agentName, inputs: { url }, stream: true, ...(convid ? { convid } : {}) }).done;
-    const end = events.find((e) => e.event === 'end');
-    const ended = end ? (JSON.parse(end.data) as ExecutionResponse) : undefined;
-    if (!ended) {
-      const error = events.find((e) => e.event === 'error');
-      return { error: `no end event: ${events.length} events, ${error ? `error ${error.data}` : 'no error event'}`.slice(0, 200), relayMs: [] };
-    }
-    if (ended.resultCode !== 'success') return { error: `${ended.resultCode}: ${ended.error?.message ?? ''}`.slice(0, 200), relayMs: [] };
-    const relayMs: number[] = [];
-    let firstTokenRelayMs: number | undefined;
-    for (const event of events) {
-      if (event.event !== 'part' && event.event !== 'delta') continue;
-      const text = (JSON.parse(event.data) as { text?: string }).text ?? '';
-      for (const { position, stamp } of stampedTokens(text)) {
-        relayMs.push(event.receivedHr - stamp);
-        if (position === 1) firstTokenRelayMs = event.receivedHr - stamp;
-      }
-    }
-    return { convid: ended.convid, relayMs, ...(firstTokenRelayMs === undefined ? {} : { firstTokenRelayMs }) };
-  } catch (err) {
-    return { error: err instanceof Error ? err.message : String(err), relayMs: [] };
-  }
 }
 
 /** Polls pg_stat_activity for the connections to the bench's database; `stop` gives the most seen at once. */
