@@ -62,6 +62,11 @@ export function cpuBetween(from: CpuReading, to: CpuReading): CpuReading {
   };
 }
 
+/** `ms` of CPU used over the window of `used` (cpuBetween) as cores on average, to two decimals. */
+export function coresOver(used: CpuReading, ms: number): number {
+  return Math.round((ms / used.at) * 100) / 100;
+}
+
 export interface CpuCost<T> {
   result: T;
   /** ms of CPU used during `work` by each of the given processes, in order. */

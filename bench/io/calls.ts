@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionResponse } from '../../shared/api.js';
 import type { ApiClient } from '../client.js';
+import { summarize } from '../stats.js';
 import { stampedTokens } from './llm-server.js';
 
 /** The calls of bench:io's clients, and the loop that times them. */
@@ -55,6 +56,13 @@ export async function streamedCall(client: ApiClient, url: string, convid?: stri
   }
 }
 
+/** When the clients start and which of their calls are timed (`driveClients`). */
+export interface ClientTiming {
+  spreadMs: number;
+  warmupMs: number;
+  durationMs: number;
+}
+
 export interface ClientsRun {
   /** Calls that ended without error inside the timed window. */
   completed: number;
@@ -75,7 +83,7 @@ export interface ClientsRun {
 export async function driveClients(
   convids: string[],
   call: (convid: string) => Promise<CallResult>,
-  timing: { spreadMs: number; warmupMs: number; durationMs: number },
+  timing: ClientTiming,
   hooks: { atStart?: () => void; atEnd?: () => void } = {},
 ): Promise<ClientsRun> {
   const loopStart = performance.now();
@@ -104,4 +112,11 @@ export async function driveClients(
   clearTimeout(startTimer);
   clearTimeout(endTimer);
   return run;
+}
+
+/** p50, p99 and max of relay times (ms), to two decimals. */
+export function relayFigures(ms: number[]): { p50: number; p99: number; max: number } {
+  const { p50, p99, max } = summarize(ms);
+  const two = (n: number) => Math.round(n * 100) / 100;
+  return { p50: two(p50), p99: two(p99), max: two(max) };
 }

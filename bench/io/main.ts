@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createClient } from '../client.js';
-import { cpuBetween, readCpu, type CpuReading } from '../cpu.js';
+import { coresOver, cpuBetween, readCpu, type CpuReading } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { sampleRssPeak } from '../rss.js';
@@ -13,7 +13,7 @@ import { readSyscalls, syscallsPer, type SyscallCount } from '../syscalls.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
-import { agentName, driveClients, streamedCall, wholeCall } from './calls.js';
+import { agentName, driveClients, relayFigures, streamedCall, wholeCall, type ClientTiming } from './calls.js';
 import { startLlmLikeServer } from './llm-server.js';
 import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloorReading } from './relay-floor.js';
 
@@ -160,7 +160,7 @@ async function main(): Promise<number> {
     const started = convids.filter((c): c is string => typeof c === 'string');
     if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
 
-    const timing = { spreadMs: options.seconds * 1000, warmupMs: options.warmup * 1000, durationMs: options.duration * 1000 };
+    const timing: ClientTiming = { spreadMs: options.seconds * 1000, warmupMs: options.warmup * 1000, durationMs: options.duration * 1000 };
     log(`spreading ${started.length} clients over ${options.seconds} s${timing.warmupMs ? `, running ${options.warmup} s untimed` : ''}, then timing ${options.duration} s of calls`);
     let rss: ReturnType<typeof sampleRssPeak>[] = [];
     let connections: ReturnType<typeof sampleConnections> | undefined;
@@ -186,8 +186,6 @@ async function main(): Promise<number> {
     const limit = options.clients / options.seconds;
     const runsPerSecond = completed / options.duration;
     const added = summarize(latencies.map((ms) => ms - options.seconds * 1000));
-    const relay = summarize(relayMs);
-    const firstRelay = summarize(firstTokenRelayMs);
     const results = {
       at: new Date().toISOString(),
       mode: options.stream ? `streamed (agent and client), ${options.perToken ? 'the agent taking each token' : 'relayed'}` : 'whole answers',
@@ -203,8 +201,8 @@ async function main(): Promise<number> {
       addedLatencyMs: { p50: round(added.p50), p99: round(added.p99), max: round(added.max) },
       ...(options.stream
         ? {
-            tokenRelayMs: { tokens: relayMs.length, p50: round2(relay.p50), p99: round2(relay.p99), max: round2(relay.max) },
-            firstTokenRelayMs: { answers: firstTokenRelayMs.length, p50: round2(firstRelay.p50), p99: round2(firstRelay.p99), max: round2(firstRelay.max) },
+            tokenRelayMs: { tokens: relayMs.length, ...relayFigures(relayMs) },
+            firstTokenRelayMs: { answers: firstTokenRelayMs.length, ...relayFigures(firstTokenRelayMs) },
           }
         : {}),
       cpuCores: cpu,
@@ -235,7 +233,7 @@ async function main(): Promise<number> {
  */
 async function measureFloors(
   options: IoOptions,
-  settings: { upstream: string; prefix: string; timing: { spreadMs: number; warmupMs: number; durationMs: number } },
+  settings: { upstream: string; prefix: string; timing: ClientTiming },
   productProcesses: ProductProcess[],
 ): Promise<Partial<Record<RelayFloorKind, RelayFloorReading>>> {
   await Promise.all(productProcesses.map((p) => p.stop(10_000)));
@@ -260,8 +258,7 @@ function relayRatios(product: { p50: number; p99: number }, floors: Partial<Reco
 
 /** Cores used on average over a window (cpuBetween of readings of [worker, web]): where the machine's time went. */
 function cpuCores(used: CpuReading): Record<'worker' | 'web' | 'bench' | 'machine', number> {
-  const cores = (ms: number) => Math.round((ms / used.at) * 100) / 100;
-  return { worker: cores(used.processMs[0]!), web: cores(used.processMs[1]!), bench: cores(used.ownMs), machine: cores(used.machineMs) };
+  return { worker: coresOver(used, used.processMs[0]!), web: coresOver(used, used.processMs[1]!), bench: coresOver(used, used.ownMs), machine: coresOver(used, used.machineMs) };
 }
 
 /**

@@ -1,9 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { createClient } from '../client.js';
-import { cpuBetween, readCpu, type CpuReading } from '../cpu.js';
+import { coresOver, cpuBetween, readCpu, type CpuReading } from '../cpu.js';
 import { freePort, spawnNode, waitUntilHealthy, type ProductProcess } from '../stack.js';
-import { summarize } from '../stats.js';
-import { driveClients, streamedCall } from './calls.js';
+import { driveClients, relayFigures, streamedCall, type ClientTiming } from './calls.js';
 
 /**
  * A relay floor for `bench:io --stream --floors`: what this machine does, in the same run, with the same
@@ -65,7 +64,7 @@ export interface RelayFloorReading {
  */
 export async function measureRelayFloor(
   kind: RelayFloorKind,
-  settings: { upstream: string; redisUrl: string; prefix: string; clients: number; timing: { spreadMs: number; warmupMs: number; durationMs: number } },
+  settings: { upstream: string; redisUrl: string; prefix: string; clients: number; timing: ClientTiming },
 ): Promise<RelayFloorReading> {
   const floor = await startRelayFloor(kind, settings);
   const client = createClient(floor.baseUrl, { bearerKey: 'none', maxSockets: settings.clients + 16 });
@@ -75,15 +74,13 @@ export async function measureRelayFloor(
     const callers = Array.from({ length: settings.clients }, (_, i) => String(i));
     const run = await driveClients(callers, () => streamedCall(client, settings.upstream), settings.timing, { atStart: () => (atStart = readCpu(pids)) });
     const used = atStart ? cpuBetween(atStart, readCpu(pids)) : null;
-    const cores = (ms: number) => Math.round((ms / used!.at) * 100) / 100;
-    const relay = summarize(run.relayMs);
-    const first = summarize(run.firstTokenRelayMs);
-    const two = (n: number) => Math.round(n * 100) / 100;
     return {
       runsPerSecond: Math.round((run.completed / (settings.timing.durationMs / 1000)) * 10) / 10,
-      tokenRelayMs: { tokens: run.relayMs.length, p50: two(relay.p50), p99: two(relay.p99), max: two(relay.max) },
-      firstTokenRelayMs: { answers: run.firstTokenRelayMs.length, p50: two(first.p50), p99: two(first.p99), max: two(first.max) },
-      cpuCores: used ? { ...Object.fromEntries(floor.processes.map((p, i) => [p.name, cores(used.processMs[i]!)])), bench: cores(used.ownMs), machine: cores(used.machineMs) } : {},
+      tokenRelayMs: { tokens: run.relayMs.length, ...relayFigures(run.relayMs) },
+      firstTokenRelayMs: { answers: run.firstTokenRelayMs.length, ...relayFigures(run.firstTokenRelayMs) },
+      cpuCores: used
+        ? { ...Object.fromEntries(floor.processes.map((p, i) => [p.name, coresOver(used, used.processMs[i]!)])), bench: coresOver(used, used.ownMs), machine: coresOver(used, used.machineMs) }
+        : {},
       errors: run.errors.length,
       firstErrors: [...new Set(run.errors)].slice(0, 5),
     };
