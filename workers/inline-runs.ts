@@ -108,6 +108,9 @@ export async function startInlineRuns(
     async run(data, inputs) {
       // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
       const late = lag.lateMs() > maxLateMs;
+      // A call on an existing conversation costs this loop a read and the turn's release on top of a new
+      // one's: a late loop leaves them to the workers (exec.service.ts queues them too while many wait).
+      if (late && !data.newConversation) return 'queue';
       if (!admission.admits(data.agentName, late)) return 'queue';
       const started = performance.now();
       const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };

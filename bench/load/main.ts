@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { createDb } from '../../db/database.js';
 import { createClient, type ApiClient } from '../client.js';
 import { execAgent } from '../exec.js';
+import { withCpuCost, type CpuCost } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { freePort, startCluster, type ProductProcess } from '../stack.js';
@@ -81,7 +82,8 @@ async function main(): Promise<number> {
     for (const client of clients) await withTimeout(execAgent(client, { agentName: 'ltCounter', inputs: { query: 'warm' } }), 30_000, 'the first call');
 
     log(`▸ load: ${options.clients} clients until ${options.calls} calls (at most ${options.maxSeconds} s)`);
-    const outcome = await runLoad(clients, options);
+    // Where the cores go during the load: the product's processes by kind, this load generator, the rest (PostgreSQL, Redis).
+    const { result: outcome, ...cpu } = await withCpuCost(processes.map((p) => p.pid), () => runLoad(clients, options));
     log('▸ checking every conversation against its calls');
     const db = createDb(databaseUrl, 4);
     teardown.add('close the database pool', () => db.destroy());
@@ -91,7 +93,7 @@ async function main(): Promise<number> {
     const problems = processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 20);
     const burstFailures = burst.runs - burst.delivered + burst.duplicates + burst.badSignatures;
     const failed = outcome.context.tally.failures() + verified.mismatches.length + outcome.unfinished + burstFailures;
-    process.stdout.write(`${formatReport(options, outcome, verified, problems)}\n${formatBurst(burst)}\n`);
+    process.stdout.write(`${formatReport(options, outcome, verified, problems, cpuShares(processes, cpu))}\n${formatBurst(burst)}\n`);
     return failed === 0 ? 0 : 1;
   } catch (err) {
     log(`load test could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -145,7 +147,23 @@ function formatBurst(burst: BurstReport): string {
   ].join('\n');
 }
 
-function formatReport(options: LoadOptions, outcome: LoadOutcome, verified: { checked: number; uncertain: number; mismatches: string[] }, problems: string[]): string {
+/** CPU ms used during the load by the web processes, the workers, the load generator and the rest of the machine. */
+type CpuShares = Record<'web' | 'worker' | 'load generator' | 'rest (PostgreSQL, Redis, others)', number>;
+
+function cpuShares(processes: ProductProcess[], cpu: Omit<CpuCost<unknown>, 'result'>): CpuShares {
+  const of = (kind: string) => processes.reduce((sum, p, i) => (p.name.startsWith(kind) ? sum + cpu.processMs[i]! : sum), 0);
+  const web = of('web');
+  const worker = of('worker');
+  return { web, worker, 'load generator': cpu.ownMs, 'rest (PostgreSQL, Redis, others)': cpu.machineMs - web - worker - cpu.ownMs };
+}
+
+function formatReport(
+  options: LoadOptions,
+  outcome: LoadOutcome,
+  verified: { checked: number; uncertain: number; mismatches: string[] },
+  problems: string[],
+  cpu: CpuShares,
+): string {
   const { tally } = outcome.context;
   const rows = tally.report().map(({ kind, latency, failures }) =>
     `  ${kind.padEnd(12)} ${String(latency.count).padStart(7)} ${latency.p50.toFixed(1).padStart(9)} ${latency.p99.toFixed(1).padStart(9)} ${latency.max.toFixed(1).padStart(9)} ${String(failures).padStart(8)}`,
@@ -155,6 +173,7 @@ function formatReport(options: LoadOptions, outcome: LoadOutcome, verified: { ch
     `calls: ${tally.calls()} in ${outcome.seconds.toFixed(1)} s = ${(tally.calls() / outcome.seconds).toFixed(0)} calls/s`,
     `  ${'kind'.padEnd(12)} ${'calls'.padStart(7)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'failures'.padStart(8)}`,
     ...rows,
+    `CPU per call (µs, during the load): ${Object.entries(cpu).map(([what, ms]) => `${what} ${Math.round((ms * 1000) / tally.calls())}`).join(', ')}; machine busy ${((Object.values(cpu).reduce((a, b) => a + b, 0) / 1000) / outcome.seconds).toFixed(2)} cores`,
     `failures: ${tally.failures()}${tally.samples().length ? `\n  ${tally.samples().join('\n  ')}` : ''}`,
     `unfinished workflows at the time limit: ${outcome.unfinished}`,
     `conversations checked: ${verified.checked} (${verified.uncertain} left out: a call on them got no answer), mismatches: ${verified.mismatches.length}${verified.mismatches.length ? `\n  ${verified.mismatches.join('\n  ')}` : ''}`,

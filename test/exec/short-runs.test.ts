@@ -39,8 +39,9 @@ describe('short runs: answered by the web process that took the call', () => {
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
-    // However late this process's event loop runs meanwhile (it holds the client, the worker and the tests).
-    stack = await startStack({}, { inline: { maxLateMs: Number.POSITIVE_INFINITY } });
+    // However late this process's event loop runs meanwhile (it holds the client, the worker and the
+    // tests); a worker with room for a call beside eight held ones.
+    stack = await startStack({ WORKER_CONCURRENCY: '16' }, { inline: { maxLateMs: Number.POSITIVE_INFINITY } });
     key = (await createAccount(stack.runtime.db)).key;
     const sources: Record<string, string> = {
       counter: `export default async function (sys) {
@@ -151,6 +152,34 @@ describe('short runs: answered by the web process that took the call', () => {
     assert.deepEqual(kept?.agent_vars[agents.counter!], { count: 1 });
     const mine = await call(stack, key, requestId('counter'), { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Di' } });
     assert.deepEqual(mine.body.output, [{ type: 'text', text: 'call 2 of Di' }]);
+  });
+
+  it('queues calls on existing conversations too while this process waits on many queued calls, and answers them again after', async () => {
+    // Eight calls held by their agent's fetch, which this gate answers only once told to.
+    const held: Array<() => void> = [];
+    const gate = createServer((_req, res) => void held.push(() => res.end('let go')));
+    await new Promise<void>((resolve) => gate.listen(0, '127.0.0.1', resolve));
+    const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/`;
+    const waiter = uniqueAgentName('waiter');
+    await publishAgent(stack.runtime.db, waiter, `export default async (sys) => { sys.say((await sys.fetch(${JSON.stringify(gateUrl)})).text); }`);
+    try {
+      const first = await call(stack, key, requestId('counter'), { agentName: agents.counter, inputs: { query: 'Ed' } });
+      const waiting = Array.from({ length: 8 }, () => call(stack, key, requestId('waiter'), { agentName: waiter, inputs: {} }));
+      await waitFor(async () => held.length === 8, 10_000, 'eight calls waiting on the gate');
+      const busy = requestId('counter');
+      const queued = await call(stack, key, busy, { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Ed' } });
+      assert.deepEqual(queued.body.output, [{ type: 'text', text: 'call 2 of Ed' }]);
+      assert.equal(endedIn(stack, busy), 'worker');
+      for (const release of held) release();
+      for (const res of await Promise.all(waiting)) assert.deepEqual(res.body.output, [{ type: 'text', text: 'let go' }]);
+      const calm = requestId('counter');
+      const answered = await call(stack, key, calm, { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Ed' } });
+      assert.deepEqual(answered.body.output, [{ type: 'text', text: 'call 3 of Ed' }]);
+      assert.equal(endedIn(stack, calm), 'web');
+    } finally {
+      for (const release of held) release();
+      gate.close();
+    }
   });
 
   it('sends a run that waits on an async call to a worker before the call acts: one request upstream, not two', async () => {
