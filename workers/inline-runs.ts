@@ -1,11 +1,7 @@
 import { Redis } from 'ioredis';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
-import type { JsonObject } from '../shared/api.js';
-import { controlChannel } from '../shared/channels.js';
 import { isUnavailableError } from '../shared/errors.js';
-import type { ControlMessage } from '../shared/events.js';
-import type { RunJobData } from '../shared/jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
@@ -13,7 +9,7 @@ import { createConversationCommits } from '../runs/conversation-commits.js';
 import { createConversationReader } from '../runs/conversation-reader.js';
 import { createFirstRunWriter } from '../runs/first-run-writer.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
-import { databaseUnavailable, type RunResult } from '../runs/run-endings.js';
+import { databaseUnavailable } from '../runs/run-endings.js';
 import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
@@ -21,7 +17,7 @@ import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
 import type { HeldConversation } from './runs/held-conversation.js';
 import { createInlineAdmission, defaultAdmission, type InlineAdmissionOptions } from './runs/inline-admission.js';
 import { watchLoopLag } from './runs/loop-lag.js';
-import { runInline, runInlineOnConversation, type EntryHooks, type NotInline } from './runs/inline-run.js';
+import { runInline } from './runs/inline-run.js';
 import type { RunDeps } from './runs/run-deps.js';
 import { createContextPool } from './sandbox/context-pool.js';
 import { subscribeToControl } from './control-channel.js';
@@ -45,13 +41,12 @@ const defaultMaxLateMs = 5;
 const maxIdleContexts = 64;
 
 /**
- * The web process's short runs (runs/inline-runs.ts): a call whose agent is over within one synchronous
- * entry into its sandbox (no async sys call, at most 10 ms of computing) runs here, with no queue, job
- * or event between. A new conversation's commits as a worker's first run does; a call on an idle
- * conversation (its turn taken on arrival) reads it and commits fenced by its version, as a worker's
- * call on a conversation does. One that turns out not to be so short is stopped before it reaches
- * anything outside, nothing of it kept, and goes to the queue (workers/runs/inline-admission.ts decides
- * which calls are tried). Undefined when WEB_INLINE_RUNS is off.
+ * The web process's short runs (runs/inline-runs.ts): a new conversation's call whose agent is over
+ * within one synchronous entry into its sandbox (no async sys call, at most 10 ms of computing) runs
+ * here, with no queue, job or event between, and commits as a worker's first run does. One that turns
+ * out not to be so short is stopped before it reaches anything outside, nothing of it kept, and goes to
+ * the queue (workers/runs/inline-admission.ts decides which calls are tried). Undefined when
+ * WEB_INLINE_RUNS is off.
  */
 export async function startInlineRuns(
   deps: InlineRunsDeps,
@@ -60,7 +55,7 @@ export async function startInlineRuns(
   const { config, logger, clock } = deps;
   if (!config.webInlineRuns) return undefined;
   const prefix = config.queuePrefix;
-  // Run metrics and conversation turns: the commit is PostgreSQL's, and no event is published for a run answered here.
+  // Run metrics only: the commit is PostgreSQL's, and no event is published for a run answered here.
   const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs redis connection error'));
   const secrets = createAgentSecretsCache(deps.box);
@@ -75,9 +70,8 @@ export async function startInlineRuns(
     secrets,
     isolates,
     agents: createAgentCodeCache(),
-    // A call here never waits for its turn: it holds it from its arrival (the conversation was idle), and
-    // its release tells the workers when a call queued behind it meanwhile may start.
-    turns: createConversationTurns<HeldConversation>(redis, prefix, (convid) => redis.publish(controlChannel(prefix), JSON.stringify({ type: 'turn', convid } satisfies ControlMessage))),
+    // A new conversation has no turn to wait for: never used here.
+    turns: createConversationTurns<HeldConversation>(redis, prefix, async () => undefined),
     conversations: createConversationReader(deps.db),
     firstRuns: createFirstRunWriter(deps.db),
     commits: createConversationCommits(deps.db),
@@ -86,35 +80,14 @@ export async function startInlineRuns(
   const admission = createInlineAdmission(clock, { ...defaultAdmission, ...admissionOptions });
   const lag = watchLoopLag();
 
-  /**
-   * A new conversation's run, or a call on an idle conversation whose turn it took on arrival: the turn
-   * is left once the call is answered here, and passes on with the call to a worker otherwise.
-   */
-  const runHere = async (data: RunJobData, inputs: JsonObject, entry: EntryHooks): Promise<RunResult | NotInline> => {
-    const { turn } = data;
-    if (data.newConversation || !turn) return runInline(runDeps, data, inputs, entry);
-    let queued = false;
-    try {
-      const result = await runInlineOnConversation(runDeps, data, inputs, entry);
-      queued = 'queue' in result;
-      return result;
-    } finally {
-      // The call's answer stands without it: a turn left behind is dropped by the next call's wait once stale.
-      if (!queued) await runDeps.turns.release(data.convid, turn).catch((err: unknown) => logger.warn({ err: String(err), runId: data.runId }, 'turn of a call answered here not released'));
-    }
-  };
-
   return {
     async run(data, inputs) {
       // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
       const late = lag.lateMs() > maxLateMs;
-      // A call on an existing conversation costs this loop a read and the turn's release on top of a new
-      // one's: a late loop leaves them to the workers (exec.service.ts queues them too while many wait).
-      if (late && !data.newConversation) return 'queue';
       if (!admission.admits(data.agentName, late)) return 'queue';
       const started = performance.now();
       const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };
-      const result = await runHere(data, inputs, entry).catch((err: unknown) => {
+      const result = await runInline(runDeps, data, inputs, entry).catch((err: unknown) => {
         // As a worker's run then: nothing was committed, and the caller is told 503.
         if (isUnavailableError(err)) return databaseUnavailable();
         throw err;

@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
-import { enqueueTurn, leaveTurn, turnLifetimeMs, type Turn } from '../../runs/turns.js';
+import { enqueueTurn, leaveTurn, turnLifetimeMs } from '../../runs/turns.js';
 import type { WebDeps } from '../deps.js';
 import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
@@ -65,13 +65,13 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
     }
   }
   const inline = await runInline(deps, call);
-  if ('response' in inline) return inline.response;
-  const runId = inline.queued?.runId ?? randomUUID();
+  if (inline) return inline;
+  const runId = randomUUID();
   const answer = createAnswer();
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
   try {
-    const run = await enqueueRun(deps, call, runId, { kind: 'inbox', channel: deps.runEvents.inboxChannel }, call.body.convid, inline.queued?.place);
+    const run = await enqueueRun(deps, call, runId, { kind: 'inbox', channel: deps.runEvents.inboxChannel });
     const stopWatching = watchForLostAnswer(deps, run.identity, answer);
     try {
       return await withDeadline(answer.promise, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.identity));
@@ -85,39 +85,16 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
 }
 
 /**
- * While this many of its calls wait on workers, this process queues its calls on existing conversations
- * as well. One answered here skips the queue's hops, which cost the most when few calls share them;
- * under the load test's 200 clients (some 100 calls in flight per web process) answering them here
- * took 6–12 % off its calls a second, even when only while its event loop was on time.
+ * A new conversation's call answered by this process (WebDeps.inlineRuns), or undefined: queue it.
+ * Background runs and draft validations always go through the queue.
  */
-const busyQueueCalls = 8;
-
-/** A call answered by this process, or to be queued: with the run id and turn it took already, if it took one. */
-type InlineAttempt = { response: ExecutionResponse } | { queued?: { runId: string; place: Turn } };
-
-/**
- * A call answered by this process (WebDeps.inlineRuns), or to be queued. A call on an existing
- * conversation takes its turn first, as a queued call does: only one that finds the conversation idle
- * (first in line) is tried here, and its turn goes with it to the queue when it is not answered here;
- * none is tried while this process waits on many queued calls (busyQueueCalls) or runs late
- * (workers/inline-runs.ts). Background runs and draft validations always go through the queue.
- */
-async function runInline(deps: WebDeps, call: ExecCall): Promise<InlineAttempt> {
-  if (!deps.inlineRuns || call.draft || call.background) return {};
-  if (call.body.convid !== undefined && deps.runEvents.listening() >= busyQueueCalls) return {};
-  const inbox = { kind: 'inbox', channel: deps.runEvents.inboxChannel } as const;
-  const runId = randomUUID();
-  const { convid } = call.body;
-  let place: Turn | undefined;
-  if (convid !== undefined) {
-    place = await enqueueTurn(deps.redis, deps.config.queuePrefix, convid, runId, turnLifetimeMs(deps.config));
-    if (!place.first) return { queued: { runId, place } };
-  }
-  const data = runJobData(call, runId, convid ?? randomUUID(), inbox, { turn: place?.member ?? null, first: place?.first });
+async function runInline(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse | undefined> {
+  if (!deps.inlineRuns || call.draft || call.background || call.body.convid !== undefined) return undefined;
+  const data = runJobData(call, randomUUID(), randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
   const result = await deps.inlineRuns.run(data, call.body.inputs ?? {});
-  if (result === 'queue') return place ? { queued: { runId, place } } : {};
+  if (result === 'queue') return undefined;
   if (result.kind === 'refused') throw new AppError(result.code, result.message);
-  return { response: result.response };
+  return result.response;
 }
 
 /** A call's answer, settled by the first of: the run's end event, a refusal, or the lost-answer watch. */
@@ -166,21 +143,19 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
   return enqueueRun(deps, call, runId, { kind: 'log' });
 }
 
-/** Queues the run, after taking its place in the conversation's order (unless `taken`) and registering it for cancel/attach. */
+/** Queues the run, after taking its place in the conversation's order and registering it for cancel/attach. */
 async function enqueueRun(
   deps: WebDeps,
   call: ExecCall,
   runId: string,
   events: RunJobData['events'],
   convid = call.body.convid ?? randomUUID(),
-  taken?: Turn,
 ): Promise<LaunchedRun> {
   const { redis, config } = deps;
   const prefix = config.queuePrefix;
   const keepMs = turnLifetimeMs(config);
   const existing = call.body.convid !== undefined;
-  // `taken`: the call took its place already (runInline), under this run id.
-  const place = taken ?? (existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null);
+  const place = existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
   const turn = place?.member ?? null;
   // A call can be cancelled by what its caller knows while it runs: the ids it sent, and for a stream
   // (whose headers and start event come at once) the made-up request id and the new convid too.

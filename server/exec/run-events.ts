@@ -16,8 +16,6 @@ import type { Logger } from '../../shared/logger.js';
 export interface RunEvents {
   inboxChannel: string;
   listen(runId: string, handler: (event: RunEvent) => void): () => void;
-  /** How many runs' answers this process waits for in its inbox now (calls it queued and answers when they end). */
-  listening(): number;
   /** Relays the events numbered after `afterId`, then the live ones, until the returned function is called. */
   follow(runId: string, afterId: number, handler: (event: LoggedEvent) => void): () => void;
   /**
@@ -118,9 +116,6 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     listen(runId, handler) {
       inboxHandlers.set(runId, handler);
       return () => inboxHandlers.delete(runId);
-    },
-    listening() {
-      return inboxHandlers.size;
     },
     follow(runId, afterId, handler) {
       const channel = runChannel(prefix, runId);

@@ -1,15 +1,14 @@
 import type { Answers, JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import type { ConversationRead } from '../../db/conversations.repository.js';
-import type { Conversation } from '../../db/schema.js';
-import { recordAskedAgain, recordEnding, type RunChanges } from '../../runs/commit.js';
+import { recordAskedAgain, recordEnding } from '../../runs/commit.js';
 import { mayRunOn } from '../../runs/conversation-rules.js';
 import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunResult } from '../../runs/run-endings.js';
 import { conversationAfterRun, type HeldConversation } from './held-conversation.js';
 import { keptChanges } from './kept-changes.js';
 import { responseOfRun, runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
-import { freshStart, queryOf, resumeFrom, type RunStart } from './run-start.js';
+import { freshStart, queryOf, resumeFrom } from './run-start.js';
 import { confirmSession } from './session-watch.js';
 import { speculate } from './speculation.js';
 import { validateAnswers } from './validate-answers.js';
@@ -83,39 +82,15 @@ export async function runOnConversation(
   } finally {
     if (behind) behind.end();
   }
-  const { committing, changes, next } = await commitOnConversation(deps, data, { conversation, paused: pause !== undefined, start, ran, startedAt, base: held?.committed });
+  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
+  const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
+  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };
+  const committing = deps.commits.commit({ data, version: conversation.version, changes, ending, base: held?.committed });
+  const next = conversationAfterRun(conversation, pause !== undefined, changes, startedAt);
   // The next call starts from what this one leaves, as it is being committed. A run that kept nothing
   // leaves the state it started from, kept whatever becomes of its record.
   if (next && onRan) onRan({ ...next, committed: committing.then((result) => result !== 'wrong' && (!changes || result.kind === 'response'), () => !changes) });
   const result = await committing;
   if (result === 'wrong') return 'wrong';
   return { result, held: result.kind === 'response' ? next : undefined };
-}
-
-/** A run on a conversation that has run, and what it started from (`paused`: the conversation was paused). */
-export interface RanOnConversation {
-  conversation: Conversation;
-  paused: boolean;
-  start: RunStart;
-  ran: Ran;
-  startedAt: Date;
-  /** The commit of the call before it, when it started from the state that commit keeps (speculation). */
-  base?: Promise<boolean>;
-}
-
-/**
- * Commits what a run on a conversation changed with its execution record, fenced by the version it
- * started from (runs/commit.ts); `committing` settles 'wrong' when that is no longer the version.
- * `next`: the conversation as the commit leaves it (conversationAfterRun).
- */
-export async function commitOnConversation(
-  deps: RunDeps,
-  data: RunJobData,
-  { conversation, paused, start, ran, startedAt, base }: RanOnConversation,
-): Promise<{ committing: Promise<RunResult | 'wrong'>; changes: RunChanges | undefined; next: HeldConversation | undefined }> {
-  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
-  const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
-  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };
-  const committing = deps.commits.commit({ data, version: conversation.version, changes, ending, base });
-  return { committing, changes, next: conversationAfterRun(conversation, paused, changes, startedAt) };
 }
