@@ -55,7 +55,9 @@ export async function login(deps: WebDeps, attempt: LoginAttempt): Promise<Signe
   const user = await findUserByEmail(deps.db, attempt.email);
   const failure = await passwordFailure(attempt.password, user);
   if (failure) {
-    await recordLoginFailure(deps.redis, source, deps.config.loginIpMaxFailures);
+    // The growing delay counts from the failure, not from the attempt's start: the hash before it takes
+    // a while, more on a busy machine, and a delay of 1 s could all but pass before it was recorded.
+    await recordLoginFailure(deps.redis, { ...source, now: deps.clock.now() }, deps.config.loginIpMaxFailures);
     const failures = user ? await recordFailedLogin(deps.db, user.id) : 0;
     logLogin(deps, attempt, 'failure', failure, user?.id, failures);
     throw refused();
