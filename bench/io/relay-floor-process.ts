@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
@@ -103,6 +104,10 @@ switch (values.role) {
     const subscriber = new Redis(required('redis'));
     const calls = new Map<string, (message: string) => void>();
     subscriber.on('message', (channel: string, message: string) => calls.get(channel)?.(message));
+    // Healthy only once both connections are ready: a call's SUBSCRIBE sent while the subscriber's
+    // ready check ran was lost (the connection showed no subscription, its last command INFO), its
+    // LPUSH went ahead, and the call waited forever for tokens published to nobody.
+    await Promise.all([subscriber, commands].map((redis) => (redis.status === 'ready' ? undefined : once(redis, 'ready'))));
     serve(Number(required('port')), (res) => {
       const id = randomBytes(8).toString('hex');
       const channel = `${prefix}:call:${id}`;
