@@ -4,6 +4,7 @@ import { createDb } from '../../db/database.js';
 import { createClient, type ApiClient } from '../client.js';
 import { execAgent } from '../exec.js';
 import { withCpuCost, type CpuCost } from '../cpu.js';
+import { cpuPerCall } from '../scenarios/cpu-rows.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { freePort, startCluster, type ProductProcess } from '../stack.js';
@@ -93,7 +94,7 @@ async function main(): Promise<number> {
     const problems = processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 20);
     const burstFailures = burst.runs - burst.delivered + burst.duplicates + burst.badSignatures;
     const failed = outcome.context.tally.failures() + verified.mismatches.length + outcome.unfinished + burstFailures;
-    process.stdout.write(`${formatReport(options, outcome, verified, problems, cpuShares(processes, cpu))}\n${formatBurst(burst)}\n`);
+    process.stdout.write(`${formatReport(options, outcome, verified, problems, byKind(processes, { result: undefined, ...cpu }))}\n${formatBurst(burst)}\n`);
     return failed === 0 ? 0 : 1;
   } catch (err) {
     log(`load test could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -147,14 +148,10 @@ function formatBurst(burst: BurstReport): string {
   ].join('\n');
 }
 
-/** CPU ms used during the load by the web processes, the workers, the load generator and the rest of the machine. */
-type CpuShares = Record<'web' | 'worker' | 'load generator' | 'rest (PostgreSQL, Redis, others)', number>;
-
-function cpuShares(processes: ProductProcess[], cpu: Omit<CpuCost<unknown>, 'result'>): CpuShares {
+/** The load's CPU with the product's processes added up by kind, in cpuPerCall's order: [web processes, workers]. */
+function byKind(processes: ProductProcess[], cpu: CpuCost<unknown>): CpuCost<unknown> {
   const of = (kind: string) => processes.reduce((sum, p, i) => (p.name.startsWith(kind) ? sum + cpu.processMs[i]! : sum), 0);
-  const web = of('web');
-  const worker = of('worker');
-  return { web, worker, 'load generator': cpu.ownMs, 'rest (PostgreSQL, Redis, others)': cpu.machineMs - web - worker - cpu.ownMs };
+  return { ...cpu, processMs: [of('web'), of('worker')] };
 }
 
 function formatReport(
@@ -162,7 +159,7 @@ function formatReport(
   outcome: LoadOutcome,
   verified: { checked: number; uncertain: number; mismatches: string[] },
   problems: string[],
-  cpu: CpuShares,
+  cpu: CpuCost<unknown>,
 ): string {
   const { tally } = outcome.context;
   const rows = tally.report().map(({ kind, latency, failures }) =>
@@ -173,7 +170,7 @@ function formatReport(
     `calls: ${tally.calls()} in ${outcome.seconds.toFixed(1)} s = ${(tally.calls() / outcome.seconds).toFixed(0)} calls/s`,
     `  ${'kind'.padEnd(12)} ${'calls'.padStart(7)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'failures'.padStart(8)}`,
     ...rows,
-    `CPU per call (µs, during the load): ${Object.entries(cpu).map(([what, ms]) => `${what} ${Math.round((ms * 1000) / tally.calls())}`).join(', ')}; machine busy ${((Object.values(cpu).reduce((a, b) => a + b, 0) / 1000) / outcome.seconds).toFixed(2)} cores`,
+    `CPU per call (µs, during the load): ${Object.entries(cpuPerCall(cpu, tally.calls(), 'cpu')).map(([id, us]) => `${id.slice('cpu.'.length)} ${Math.round(us)}`).join(', ')} (bench: this load generator; rest: PostgreSQL, Redis, others); machine busy ${(cpu.machineMs / 1000 / outcome.seconds).toFixed(2)} cores`,
     `failures: ${tally.failures()}${tally.samples().length ? `\n  ${tally.samples().join('\n  ')}` : ''}`,
     `unfinished workflows at the time limit: ${outcome.unfinished}`,
     `conversations checked: ${verified.checked} (${verified.uncertain} left out: a call on them got no answer), mismatches: ${verified.mismatches.length}${verified.mismatches.length ? `\n  ${verified.mismatches.join('\n  ')}` : ''}`,
