@@ -84,7 +84,8 @@ async function main(): Promise<number> {
 
     log(`▸ load: ${options.clients} clients until ${options.calls} calls (at most ${options.maxSeconds} s)`);
     // Where the cores go during the load: the product's processes by kind, this load generator, the rest (PostgreSQL, Redis).
-    const { result: outcome, ...cpu } = await withCpuCost(processes.map((p) => p.pid), () => runLoad(clients, options));
+    const cpu = await withCpuCost(processes.map((p) => p.pid), () => runLoad(clients, options));
+    const outcome = cpu.result;
     log('▸ checking every conversation against its calls');
     const db = createDb(databaseUrl, 4);
     teardown.add('close the database pool', () => db.destroy());
@@ -94,7 +95,7 @@ async function main(): Promise<number> {
     const problems = processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 20);
     const burstFailures = burst.runs - burst.delivered + burst.duplicates + burst.badSignatures;
     const failed = outcome.context.tally.failures() + verified.mismatches.length + outcome.unfinished + burstFailures;
-    process.stdout.write(`${formatReport(options, outcome, verified, problems, byKind(processes, { result: undefined, ...cpu }))}\n${formatBurst(burst)}\n`);
+    process.stdout.write(`${formatReport(options, outcome, verified, problems, byKind(processes, cpu))}\n${formatBurst(burst)}\n`);
     return failed === 0 ? 0 : 1;
   } catch (err) {
     log(`load test could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -149,7 +150,7 @@ function formatBurst(burst: BurstReport): string {
 }
 
 /** The load's CPU with the product's processes added up by kind, in cpuPerCall's order: [web processes, workers]. */
-function byKind(processes: ProductProcess[], cpu: CpuCost<unknown>): CpuCost<unknown> {
+function byKind<T>(processes: ProductProcess[], cpu: CpuCost<T>): CpuCost<T> {
   const of = (kind: string) => processes.reduce((sum, p, i) => (p.name.startsWith(kind) ? sum + cpu.processMs[i]! : sum), 0);
   return { ...cpu, processMs: [of('web'), of('worker')] };
 }
