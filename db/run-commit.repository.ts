@@ -1,9 +1,9 @@
-import { sql, type QueryCreator } from 'kysely';
+import { sql } from 'kysely';
 import { historyLimit } from '../shared/history.js';
 import { executePrepared, type Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
-import type { Database, NewExecution } from './schema.js';
+import type { NewExecution } from './schema.js';
 
 /** What the first run of a new conversation leaves: the conversation, its pause if it asked, its execution record. */
 export interface FirstRun {
@@ -273,7 +273,7 @@ async function recordConversationRunKeepingPause(db: Db, run: ConversationRun): 
 
 /**
  * Commits runs on different conversations in one statement (a group commit across conversations), each
- * as recordConversationRun would: one fenced update per conversation, each run's execution record
+ * as recordConversationRun would: each conversation's fenced update, each run's execution record
  * taking its convid from its own. All or nothing: one conversation moved on ('stale') or one record
  * already there fails the whole statement, and the caller writes the runs one by one to learn whose it
  * was. Only runs that leave the pause as it is, each on a conversation of its own.
@@ -282,31 +282,46 @@ export async function recordRunsOnConversations(db: Db, runs: readonly Conversat
   if (runs.some((run) => run.pause.kind !== 'keep') || new Set(runs.map((run) => run.convid)).size !== runs.length) {
     throw new Error('a group commit across conversations takes runs that keep their pause as it is, one per conversation');
   }
-  // In id order: two such statements locking some of the same rows never wait on each other crosswise.
-  const ordered = [...runs].sort((a, b) => (a.convid < b.convid ? -1 : 1));
-  const fenced = ordered.reduce(
-    (query, run, i) =>
-      query.with(fencedName(i), (q) =>
-        q
-          .updateTable('conversations')
-          .set((eb) => ({ ...conversationStateValues(run.state), last_used_at: run.now, version: eb('version', '+', 1) }))
-          .where('id', '=', run.convid)
-          .where('version', '=', run.version)
-          .returning('id'),
-      ),
-    // The CTEs are named per run, so their names cannot be spelled in the types: one pattern covers them.
-    db as unknown as QueryCreator<WithFencedUpdates>,
-  );
-  const statement = fenced.insertInto('executions').values((eb) => ordered.map((run, i) => ({ ...run.execution, convid: eb.selectFrom(fencedName(i)).select('id') })));
-  return executeFenced(statement, 'executions', 'convid');
+  const executions = runs.map((run) => executionValues(run.execution));
+  const values = [
+    runs.map((run) => run.convid),
+    runs.map((run) => run.version),
+    runs.map((run) => JSON.stringify(run.state.agentVars)),
+    runs.map((run) => JSON.stringify(run.state.convVars)),
+    runs.map((run) => JSON.stringify(run.state.added)),
+    runs.map((run) => run.now),
+    historyLimit,
+    ...executionColumns.map((column) => executions.map((execution) => execution[column])),
+  ];
+  const { name, text } = runsOnConversationsStatement;
+  return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'executions', 'convid');
 }
 
-/** The tables recordRunsOnConversations adds: one fenced update's returned id per run. */
-type WithFencedUpdates = Database & Record<`conversation${number}`, { id: string }>;
-
-function fencedName(i: number): `conversation${number}` {
-  return `conversation${i}`;
-}
+/**
+ * recordRunsOnConversations' statement, prepared once per connection whatever the group's size (each
+ * column an array parameter, unnested into rows, as for first runs together). The conversations are
+ * locked first, in id order, so two such statements sharing some conversations never wait on each
+ * other crosswise; the update then finds its rows locked. Parameters: the conversations, the versions
+ * read, the new variables, the history entries added, the times, the history limit, then the records'
+ * columns (the convid among them is the run's; the record takes the fenced update's, null when the
+ * conversation moved on). The history is appended as conversationStateValues appends it.
+ */
+const runsOnConversationsStatement = (() => {
+  const added = 'jsonb_build_array(r.added)';
+  const executionArrays = executionColumns.map((column, i) => `$${8 + i}::${executionTypes[column]}[]`);
+  const recorded = executionColumns.map((column) => (column === 'convid' ? '(select k.id from conversation k where k.id = e.convid)' : `e.${column}`));
+  const text =
+    `with input as materialized (select * from unnest($1::uuid[], $2::int[], $3::jsonb[], $4::jsonb[], $5::jsonb[], $6::timestamptz[]) ` +
+    `as r(id, version, agent_vars, conv_vars, added, last_used_at)), ` +
+    `locked as materialized (select c.id from conversations c where c.id in (select id from input) order by c.id for update), ` +
+    `conversation as (update conversations c set agent_vars = r.agent_vars, conv_vars = r.conv_vars, ` +
+    `history = case when jsonb_array_length(c.history) >= $7 then (c.history - 0) || ${added} else c.history || ${added} end, ` +
+    `last_used_at = r.last_used_at, version = c.version + 1 ` +
+    `from input r join locked l on l.id = r.id where c.id = r.id and c.version = r.version returning c.id) ` +
+    `insert into executions (${executionColumns.join(', ')}) select ${recorded.join(', ')} ` +
+    `from unnest(${executionArrays.join(', ')}) as e(${executionColumns.join(', ')})`;
+  return { name: 'record-runs-on-conversations', text };
+})();
 
 const notNullViolation = '23502';
 

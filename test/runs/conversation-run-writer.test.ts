@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { createDb, type Db } from '../../db/database.js';
-import { recordFirstRuns, type ConversationRun } from '../../db/run-commit.repository.js';
+import { recordFirstRuns, recordRunsOnConversations, type ConversationRun } from '../../db/run-commit.repository.js';
 import { createConversationRunWriter, type ConversationRunWriter } from '../../runs/conversation-run-writer.js';
 import { successRecord } from '../helpers/fixtures.js';
 import { testEnv } from '../helpers/test-env.js';
@@ -102,6 +102,29 @@ describe('conversation run writer', () => {
       { version: 1, n: 2, queries: ['first', 'second'] },
       { version: 1, n: 2, queries: ['first', 'second'] },
     ]);
+  });
+
+  it('locks a group\'s conversations in one order: groups sharing them in opposite orders never deadlock', async () => {
+    // Two connections commit groups over the same conversations at once, one in the reverse order of
+    // the other: without the statement locking its rows in id order, they wait on each other crosswise.
+    // Both are held to plans that visit the rows in the order given (no hash or merge join, no
+    // sequential scan), as PostgreSQL may plan them on a larger table.
+    const inGivenOrder = (url: string) => `${url}${url.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c enable_hashjoin=off -c enable_mergejoin=off -c enable_seqscan=off')}`;
+    const one = createDb(inGivenOrder(testEnv.DATABASE_URL!), 1);
+    const other = createDb(inGivenOrder(testEnv.DATABASE_URL!), 1);
+    try {
+      for (let round = 0; round < 10; round++) {
+        const convids = await Promise.all(Array.from({ length: 40 }, () => conversation()));
+        const forward = convids.map((convid) => secondRun(convid));
+        const backward = [...convids].reverse().map((convid) => secondRun(convid));
+        const outcomes = await Promise.all([recordRunsOnConversations(one, forward), recordRunsOnConversations(other, backward)]);
+        // Both read version 0: the first to lock keeps its runs, the other finds every conversation moved on.
+        assert.deepEqual([...outcomes].sort(), ['committed', 'stale']);
+        assert.deepEqual(new Set((await stored(convids)).map((each) => each.version)), new Set([1]));
+      }
+    } finally {
+      await Promise.all([one.destroy(), other.destroy()]);
+    }
   });
 
   it('writes a run that deletes its pause in a statement of its own', async () => {
