@@ -172,6 +172,7 @@ function formatReport(
     `  ${'kind'.padEnd(12)} ${'calls'.padStart(7)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'failures'.padStart(8)}`,
     ...rows,
     `CPU per call (µs, during the load): ${Object.entries(cpuPerCall(cpu, tally.calls(), 'cpu')).map(([id, us]) => `${id.slice('cpu.'.length)} ${Math.round(us)}`).join(', ')} (bench: this load generator; rest: PostgreSQL, Redis, others); machine busy ${(cpu.machineMs / 1000 / outcome.seconds).toFixed(2)} cores`,
+    `cancelled calls whose run ended before a cancel reached it (kept, not failures): ${tally.lateCancels()}`,
     `failures: ${tally.failures()}${tally.samples().length ? `\n  ${tally.samples().join('\n  ')}` : ''}`,
     `unfinished workflows at the time limit: ${outcome.unfinished}`,
     `conversations checked: ${verified.checked} (${verified.uncertain} left out: a call on them got no answer), mismatches: ${verified.mismatches.length}${verified.mismatches.length ? `\n  ${verified.mismatches.join('\n  ')}` : ''}`,

@@ -10,6 +10,9 @@ export interface Tally {
   report(): { kind: string; latency: LatencySummary; failures: number }[];
   /** The first failure messages, for the report. */
   samples(): string[];
+  /** A cancelled call whose run ended before any cancel reached it (the machine overloaded): not a failure, but reported. */
+  lateCancel(): void;
+  lateCancels(): number;
 }
 
 const keptSamples = 20;
@@ -19,6 +22,7 @@ export function createTally(): Tally {
   const failures = new Map<string, number>();
   const samples: string[] = [];
   let calls = 0;
+  let lateCancels = 0;
   const tally: Tally = {
     async time(kind, call) {
       const started = performance.now();
@@ -40,6 +44,8 @@ export function createTally(): Tally {
     report: () =>
       [...new Set([...latencies.keys(), ...failures.keys()])].sort().map((kind) => ({ kind, latency: summarize(latencies.get(kind) ?? []), failures: failures.get(kind) ?? 0 })),
     samples: () => [...samples],
+    lateCancel: () => void (lateCancels += 1),
+    lateCancels: () => lateCancels,
   };
   return tally;
 }

@@ -111,24 +111,47 @@ const askAnswer: Workflow = async (context) => {
   context.ledger.resumed(asked.convid, 'ltAsker');
 };
 
-/** A call cancelled by its request id while it sleeps: it ends stopped and the conversation keeps nothing of it. */
+/**
+ * A cancel the server acknowledged this long before the run ended must have stopped it: the run only
+ * sleeps, and a stop reaches its worker in milliseconds (a loaded machine's seconds are allowed for).
+ */
+const cancelReachesRunMs = 1_000;
+
+/**
+ * A call cancelled by its request id while it sleeps: it ends stopped and the conversation keeps nothing
+ * of it. On an overloaded machine every cancel can come after the 3 s run ended (each waits its turn
+ * like any request): the call then ends success and is kept, and is counted as a late cancel, not a
+ * failure. A cancel acknowledged well before the run ended that did not stop it is a failure.
+ */
 const cancelled: Workflow = async (context) => {
   const convid = await counterCall(context, 'plain');
   const requestId = `lt-${randomUUID()}`;
-  const running = exec(context, 'cancelled', { agentName: 'ltSleeper', convid, inputs: { query: query() } }, { 'X-Request-Id': requestId });
-  let settled = false;
-  void running.finally(() => (settled = true)).catch(() => undefined);
+  const q = query();
+  const running = exec(context, 'cancelled', { agentName: 'ltSleeper', convid, inputs: { query: q } }, { 'X-Request-Id': requestId });
+  let endedAt: number | undefined;
+  void running.finally(() => (endedAt = performance.now())).catch(() => undefined);
   await delay(100 + context.random() * 200);
+  let acknowledgedAt: number | undefined;
   // The call may not be registered yet when the first cancel arrives (cancelled: false): try again.
-  for (let tries = 0; !settled && tries < 40; tries++) {
+  for (let tries = 0; endedAt === undefined && tries < 40; tries++) {
     const cancel = await context.tally.time('cancel', () => client(context).post('/api/exec/cancel', { requestId }));
     expect(cancel.status === 200, () => `cancel answered HTTP ${cancel.status}`);
-    if (jsonOf<{ cancelled: boolean }>(cancel).cancelled) break;
+    if (jsonOf<{ cancelled: boolean }>(cancel).cancelled) {
+      acknowledgedAt = performance.now();
+      break;
+    }
     await delay(50);
   }
   const response = await running;
-  expect(response.resultCode === 'stopped', () => `the cancelled call ended ${response.resultCode}`);
-  context.ledger.discarded(convid);
+  const stopMissed = acknowledgedAt !== undefined && endedAt! - acknowledgedAt > cancelReachesRunMs;
+  if (response.resultCode === 'success' && !stopMissed) {
+    expectText(response, ['woke']);
+    context.tally.lateCancel();
+    context.ledger.kept(convid, 'ltSleeper', q, 'success');
+  } else {
+    expect(response.resultCode === 'stopped', () => `the cancelled call ended ${response.resultCode}${stopMissed ? `, ${Math.round(endedAt! - acknowledgedAt!)} ms after its cancel was acknowledged` : ''}`);
+    context.ledger.discarded(convid);
+  }
   await counterCall(context, 'continued', convid);
 };
 
