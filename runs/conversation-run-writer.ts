@@ -4,10 +4,11 @@ import { groupedWrites, type WriteOutcome } from './grouped-writes.js';
 
 /**
  * Writes the commits of runs on existing conversations. Those that end in the same turn of the event
- * loop, each on a conversation of its own and leaving its pause as it is, share one statement of one
- * fenced update per conversation (grouped-writes.ts): a worker holding hundreds of waiting runs, or a
- * mixed load, has many conversations busy at once. A group that fails, or keeps nothing because one of
- * its conversations moved on, is written again run by run, so each gets its own outcome.
+ * loop, each on a conversation of its own and leaving its pause as it is, share one prepared statement
+ * that updates their conversations, each fenced by the version its run read (grouped-writes.ts): a
+ * worker holding hundreds of waiting runs, or a mixed load, has many conversations busy at once. A
+ * group that fails, or keeps nothing because one of its conversations moved on, is written again run
+ * by run, so each gets its own outcome.
  */
 export interface ConversationRunWriter {
   write(run: ConversationRun): Promise<WriteOutcome>;
