@@ -20,7 +20,8 @@ export interface Floor {
 
 export type FloorFigure = keyof Floor;
 
-interface FloorRig {
+/** The floor's round trip, ready to make one at a time (measureFloor, and scenarios that pair their calls with it). */
+export interface FloorRig {
   roundTrip(id: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -51,7 +52,7 @@ function toFloor(sequential: LoadResult, concurrent: LoadResult): Floor {
   };
 }
 
-async function openFloorRig(redisUrl: string, prefix: string, concurrency: number): Promise<FloorRig> {
+export async function openFloorRig(redisUrl: string, prefix: string, concurrency: number): Promise<FloorRig> {
   const channel = `${prefix}:floor:results`;
   const waiting = new Map<string, () => void>();
   const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });

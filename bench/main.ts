@@ -15,7 +15,7 @@ import { askAnswer } from './scenarios/ask.js';
 import { cancelLatency } from './scenarios/cancel.js';
 import { clientCost } from './scenarios/client-cost.js';
 import { conversationSequential, conversationShared } from './scenarios/conversation.js';
-import { helloConcurrent, helloSequential } from './scenarios/hello.js';
+import { helloConcurrent, helloPaired, helloSequential } from './scenarios/hello.js';
 import { openStreams } from './scenarios/open-streams.js';
 import { streaming } from './scenarios/streaming.js';
 import { submitConcurrent, submitSequential } from './scenarios/submit.js';
@@ -40,7 +40,7 @@ const maxAgentRuntimeMs = 10_000;
 
 /** The scenarios to run: all, or the ones `--only` names (an unknown id stops the bench, naming the known ones). */
 function scenarios(profile: Profile, only: string[] | undefined): Scenario[] {
-  const all = [clientCost, helloSequential, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
+  const all = [clientCost, helloSequential, helloPaired, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
   if (!only) return all;
   const unknown = only.filter((id) => !all.some((scenario) => scenario.id === id));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; the scenarios are ${all.map((scenario) => scenario.id).join(', ')}`);

@@ -106,5 +106,6 @@ function formatTable(measurements: ReportedMeasurement[]): string[] {
 function formatValue(value: number, unit: Unit): string {
   if (unit === 'ms') return value.toFixed(value < 10 ? 2 : value < 100 ? 1 : 0);
   if (unit === 'MB') return value.toFixed(1);
+  if (unit === '×') return value.toFixed(2);
   return Math.round(value).toString();
 }

@@ -47,11 +47,11 @@ export function medianMeasurements(rounds: readonly Round[]): ReportedMeasuremen
   });
 }
 
-/** A note per row compared with the floor: each round's value and ratio, so the spread is in the report. */
+/** A note per row compared with a floor (the first round's, or its own: a `×` row): each round's value and ratio, so the spread is in the report. */
 export function roundNotes(rounds: readonly Round[]): string[] {
   const first = rounds[0]?.measurements ?? [];
   return first
-    .filter((row) => row.floor !== undefined)
+    .filter((row) => row.floor !== undefined || row.unit === '×')
     .map((row) => {
       const each = rounds.map((round) => round.measurements.find((m) => m.id === row.id));
       const ratio = (m: ReportedMeasurement) => (m.floorRatio === null || row.scenario === 'floor' ? '' : ` (${round3(m.floorRatio)}×)`);

@@ -5,7 +5,8 @@ import type { Stack } from './stack.js';
 
 /** What a scenario measures (its rows, declared up front) and how it runs. */
 
-export type Unit = 'ms' | 'calls/s' | 'MB' | 'µs/call';
+/** `×`: a ratio the scenario measured itself (e.g. to floor round trips made between its calls). */
+export type Unit = 'ms' | 'calls/s' | 'MB' | 'µs/call' | '×';
 
 export interface Target {
   op: '<=' | '>=';

@@ -1,10 +1,11 @@
 import type { ApiClient } from '../client.js';
 import { execAgent } from '../exec.js';
+import { openFloorRig } from '../floor.js';
 import { withCpuCost } from '../cpu.js';
 import { withRssPeaks } from '../rss.js';
 import { cpuPerCall, cpuRows } from './cpu-rows.js';
 import type { Scenario } from '../scenario.js';
-import { runConcurrent, runSequential } from '../stats.js';
+import { runConcurrent, runSequential, summarize } from '../stats.js';
 
 /** (b) execAgent of the hello agent through the whole stack, each call on a new conversation. */
 
@@ -30,6 +31,56 @@ export const helloSequential: Scenario = {
     };
   },
 };
+
+/** How many floor round trips, then hello calls, the paired scenario makes in a row before it switches. */
+const pairedBlock = 50;
+
+/**
+ * (b) hello one at a time, alternating with the floor by blocks of `pairedBlock` calls (each side one
+ * at a time, back to back, as when measured alone): the two p50s come from the same minutes of the
+ * machine, whose speed drifts by 2× within an hour, so their ratio holds better than one against a
+ * floor measured before the scenarios.
+ */
+export const helloPaired: Scenario = {
+  id: 'hello-paired',
+  title: `(b) execAgent hello, sequential, alternating with the floor by blocks of ${pairedBlock}`,
+  rows: [
+    { id: 'hello.paired.ratio', label: '(b) hello sequential p50 ÷ the floor\'s, measured alternately', unit: '×', target: { op: '<=', value: 2 } },
+    { id: 'hello.paired.p50', label: '(b) hello sequential p50, alternating', unit: 'ms' },
+    { id: 'hello.paired.floorP50', label: '(b) floor round trip sequential p50, alternating', unit: 'ms' },
+  ],
+  async run({ client, profile, stack }) {
+    const rig = await openFloorRig(stack.settings.redisUrl, `${stack.settings.queuePrefix}:paired`, profile.concurrency);
+    try {
+      await runSequential(profile.warmupCalls, (i) => rig.roundTrip(`w-${i}`));
+      await runSequential(profile.warmupCalls, (i) => callHello(client, `w${i}`));
+      const hello: number[] = [];
+      const floor: number[] = [];
+      for (let done = 0; done < profile.sequentialCalls; done += pairedBlock) {
+        floor.push(...(await latencies(pairedBlock, (i) => rig.roundTrip(`p-${done + i}`))));
+        hello.push(...(await latencies(pairedBlock, (i) => callHello(client, `p${done + i}`))));
+      }
+      const [product, reference] = [summarize(hello), summarize(floor)];
+      return {
+        values: { 'hello.paired.ratio': product.p50 / reference.p50, 'hello.paired.p50': product.p50, 'hello.paired.floorP50': reference.p50 },
+        notes: [`${product.count} calls and ${reference.count} round trips; p99 ${product.p99.toFixed(1)} ms against the floor's ${reference.p99.toFixed(1)} ms`],
+      };
+    } finally {
+      await rig.close();
+    }
+  },
+};
+
+/** Each of `count` calls' duration in ms, one after the other. */
+async function latencies(count: number, call: (i: number) => Promise<void>): Promise<number[]> {
+  const each: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const started = performance.now();
+    await call(i);
+    each.push(performance.now() - started);
+  }
+  return each;
+}
 
 export const helloConcurrent: Scenario = {
   id: 'hello-concurrent',

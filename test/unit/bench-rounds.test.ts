@@ -75,4 +75,17 @@ describe('bench rounds', () => {
     ];
     assert.deepEqual(roundNotes(rounds), ['hello.concurrent.rate: 1000 calls/s (0.5×) / failed']);
   });
+
+  it('notes every round’s value of a ratio a scenario measured against its own floor', () => {
+    const paired = (value: number): ReportedMeasurement => ({ id: 'hello.paired.ratio', label: 'paired', unit: '×', target: { op: '<=', value: 2 }, scenario: 'hello-paired', value, floorRatio: null, pass: value <= 2 });
+    const rounds: Round[] = [
+      { floor: floor(2000, 0.8), measurements: [paired(3.16), cpu(700)] },
+      { floor: floor(4000, 0.6), measurements: [paired(1.9), cpu(600)] },
+      { floor: floor(3000, 0.7), measurements: [paired(2.5), cpu(650)] },
+    ];
+    assert.deepEqual(roundNotes(rounds), ['hello.paired.ratio: 3.16 × / 1.9 × / 2.5 ×']);
+    const [ratio] = medianMeasurements(rounds);
+    assert.equal(ratio!.value, 2.5);
+    assert.equal(ratio!.pass, false);
+  });
 });
