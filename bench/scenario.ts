@@ -5,7 +5,7 @@ import type { Stack } from './stack.js';
 
 /** What a scenario measures (its rows, declared up front) and how it runs. */
 
-/** `×`: a ratio the scenario measured itself (e.g. to floor round trips made between its calls). */
+/** `×`: a ratio the scenario measured itself (e.g. to floor round trips it made alternately with its calls). */
 export type Unit = 'ms' | 'calls/s' | 'MB' | 'µs/call' | '×';
 
 export interface Target {

@@ -25,14 +25,20 @@ export function summarize(latencies: readonly number[]): LatencySummary {
 
 /** Runs `call` `count` times, one after the other; each call's duration in ms. */
 export async function runSequential(count: number, call: (i: number) => Promise<void>): Promise<LoadResult> {
-  const latencies: number[] = [];
   const started = performance.now();
+  const latencies = await timeEach(count, call);
+  return { ...summarize(latencies), callsPerSecond: count / ((performance.now() - started) / 1000) };
+}
+
+/** Runs `call` `count` times, one after the other, and returns each call's duration in ms. */
+export async function timeEach(count: number, call: (i: number) => Promise<void>): Promise<number[]> {
+  const latencies: number[] = [];
   for (let i = 0; i < count; i++) {
     const t0 = performance.now();
     await call(i);
     latencies.push(performance.now() - t0);
   }
-  return { ...summarize(latencies), callsPerSecond: count / ((performance.now() - started) / 1000) };
+  return latencies;
 }
 
 /** Runs `count` calls with `inFlight` callers, each starting its next call when its last one answered. */

@@ -5,7 +5,7 @@ import { withCpuCost } from '../cpu.js';
 import { withRssPeaks } from '../rss.js';
 import { cpuPerCall, cpuRows } from './cpu-rows.js';
 import type { Scenario } from '../scenario.js';
-import { runConcurrent, runSequential, summarize } from '../stats.js';
+import { runConcurrent, runSequential, summarize, timeEach } from '../stats.js';
 
 /** (b) execAgent of the hello agent through the whole stack, each call on a new conversation. */
 
@@ -57,8 +57,8 @@ export const helloPaired: Scenario = {
       const hello: number[] = [];
       const floor: number[] = [];
       for (let done = 0; done < profile.sequentialCalls; done += pairedBlock) {
-        floor.push(...(await latencies(pairedBlock, (i) => rig.roundTrip(`p-${done + i}`))));
-        hello.push(...(await latencies(pairedBlock, (i) => callHello(client, `p${done + i}`))));
+        floor.push(...(await timeEach(pairedBlock, (i) => rig.roundTrip(`p-${done + i}`))));
+        hello.push(...(await timeEach(pairedBlock, (i) => callHello(client, `p${done + i}`))));
       }
       const [product, reference] = [summarize(hello), summarize(floor)];
       return {
@@ -70,17 +70,6 @@ export const helloPaired: Scenario = {
     }
   },
 };
-
-/** Each of `count` calls' duration in ms, one after the other. */
-async function latencies(count: number, call: (i: number) => Promise<void>): Promise<number[]> {
-  const each: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    await call(i);
-    each.push(performance.now() - started);
-  }
-  return each;
-}
 
 export const helloConcurrent: Scenario = {
   id: 'hello-concurrent',
