@@ -98,8 +98,8 @@ export function conversationRow(conversation: NewConversation, state?: Conversat
  * The columns a run's kept state writes over the conversation it read (the commit is fenced by the
  * version read, so the stored history is the one the run started from). The history gets the run's
  * entry appended where it is stored, the oldest dropped at the limit: a long conversation's commit
- * sends one entry, not up to 500. The prepared statement of a run committing alone appends it the same
- * way (run-commit.repository.ts, conversationRunStatement).
+ * sends one entry, not up to 500. The prepared commit statements append it the same way
+ * (run-commit.repository.ts, historyAppended).
  */
 export function conversationStateValues(state: ConversationState) {
   const added = sql<string>`jsonb_build_array(${JSON.stringify(state.added)}::jsonb)`;

@@ -234,21 +234,30 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
 }
 
 /**
+ * The SQL of a history with one entry appended, the oldest dropped at the limit, for the prepared
+ * statements below: `history` the column, `limit` and `entry` (a jsonb value) their SQL. It appends as
+ * conversationStateValues does (keep the two alike).
+ */
+function historyAppended(history: string, limit: string, entry: string): string {
+  const added = `jsonb_build_array(${entry})`;
+  return `case when jsonb_array_length(${history}) >= ${limit} then (${history} - 0) || ${added} else ${history} || ${added} end`;
+}
+
+/**
  * recordConversationRun for a run that leaves the pause as it is (most runs on a conversation), in a
  * prepared statement: the same fenced update, history append and record, parsed and planned once per
  * connection. Its parameters are the new variables, the history limit, the entry added, the time, the
  * conversation and the version read, then the record's columns but its convid, which comes from the
- * update. The history is appended as conversationStateValues appends it (keep the two alike).
+ * update.
  */
 const conversationRunStatement = (() => {
   const execution = placeholders(8, executionColumns.length - 1);
   const values = executionColumns.map((column) => (column === 'convid' ? '(select id from conversation)' : execution.shift()!));
-  const added = 'jsonb_build_array($4::jsonb)';
   return {
     name: 'record-conversation-run',
     text:
       `with conversation as (update conversations set agent_vars = $1, conv_vars = $2, ` +
-      `history = case when jsonb_array_length(history) >= $3 then (history - 0) || ${added} else history || ${added} end, ` +
+      `history = ${historyAppended('history', '$3', '$4::jsonb')}, ` +
       `last_used_at = $5, version = version + 1 where id = $6 and version = $7 returning id) ` +
       `insert into executions (${executionColumns.join(', ')}) values (${values.join(', ')})`,
   };
@@ -304,10 +313,9 @@ export async function recordRunsOnConversations(db: Db, runs: readonly Conversat
  * other crosswise; the update then finds its rows locked. Parameters: the conversations, the versions
  * read, the new variables, the history entries added, the times, the history limit, then the records'
  * columns (the convid among them is the run's; the record takes the fenced update's, null when the
- * conversation moved on). The history is appended as conversationStateValues appends it.
+ * conversation moved on).
  */
 const runsOnConversationsStatement = (() => {
-  const added = 'jsonb_build_array(r.added)';
   const executionArrays = executionColumns.map((column, i) => `$${8 + i}::${executionTypes[column]}[]`);
   const recorded = executionColumns.map((column) => (column === 'convid' ? '(select k.id from conversation k where k.id = e.convid)' : `e.${column}`));
   const text =
@@ -315,7 +323,7 @@ const runsOnConversationsStatement = (() => {
     `as r(id, version, agent_vars, conv_vars, added, last_used_at)), ` +
     `locked as materialized (select c.id from conversations c where c.id in (select id from input) order by c.id for update), ` +
     `conversation as (update conversations c set agent_vars = r.agent_vars, conv_vars = r.conv_vars, ` +
-    `history = case when jsonb_array_length(c.history) >= $7 then (c.history - 0) || ${added} else c.history || ${added} end, ` +
+    `history = ${historyAppended('c.history', '$7', 'r.added')}, ` +
     `last_used_at = r.last_used_at, version = c.version + 1 ` +
     `from input r join locked l on l.id = r.id where c.id = r.id and c.version = r.version returning c.id) ` +
     `insert into executions (${executionColumns.join(', ')}) select ${recorded.join(', ')} ` +
