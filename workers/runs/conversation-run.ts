@@ -5,11 +5,10 @@ import { recordAskedAgain, recordEnding } from '../../runs/commit.js';
 import { mayRunOn } from '../../runs/conversation-rules.js';
 import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunResult } from '../../runs/run-endings.js';
 import { conversationAfterRun, type HeldConversation } from './held-conversation.js';
-import { keptChanges } from './kept-changes.js';
-import { responseOfRun, runAgent, type Ran } from './run-agent.js';
+import { leftByRun } from './kept-changes.js';
+import { runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
-import { freshStart, queryOf, resumeFrom } from './run-start.js';
-import { confirmSession } from './session-watch.js';
+import { freshStart, resumeFrom } from './run-start.js';
 import { speculate } from './speculation.js';
 import { validateAnswers } from './validate-answers.js';
 
@@ -82,9 +81,7 @@ export async function runOnConversation(
   } finally {
     if (behind) behind.end();
   }
-  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
-  const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
-  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };
+  const { changes, ending } = await leftByRun(deps, data, conversation, start, ran, startedAt);
   const committing = deps.commits.commit({ data, version: conversation.version, changes, ending, base: held?.committed });
   const next = conversationAfterRun(conversation, pause !== undefined, changes, startedAt);
   // The next call starts from what this one leaves, as it is being committed. A run that kept nothing

@@ -2,11 +2,10 @@ import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { commitFirstRun } from '../../runs/commit.js';
 import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
-import { keptChanges } from './kept-changes.js';
-import { responseOfRun, runAgent, type Ran } from './run-agent.js';
+import { leftByRun } from './kept-changes.js';
+import { runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
-import { freshStart, queryOf, type RunStart } from './run-start.js';
-import { confirmSession } from './session-watch.js';
+import { freshStart, type RunStart } from './run-start.js';
 import { speculateLazily } from './speculation.js';
 
 /**
@@ -80,8 +79,6 @@ async function runOnGuess(
 
 /** Records what the run left (fenced on the version it guessed, when it did not read it). */
 export async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: Ran, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunResult | 'stale'> {
-  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
-  const changes = keptChanges(deps, data, undefined, start, outcome, startedAt);
-  const ending = { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) };
+  const { changes, ending } = await leftByRun(deps, data, undefined, start, ran, startedAt);
   return commitFirstRun(deps.firstRuns, data, changes, ending, fence);
 }

@@ -2,12 +2,32 @@ import type { RunJobData } from '../../shared/jobs.js';
 import type { ConversationState } from '../../db/conversations.repository.js';
 import type { NewPause } from '../../db/paused-asks.repository.js';
 import type { Conversation } from '../../db/schema.js';
-import type { RunChanges } from '../../runs/commit.js';
+import type { RunChanges, RunEnding } from '../../runs/commit.js';
 import { appendHistory } from '../../runs/conversation-rules.js';
 import type { SandboxOutcome } from '../sandbox/sandbox.types.js';
+import { responseOfRun, type Ran } from './run-agent.js';
 import type { RunDeps } from './run-deps.js';
 import { queryOf, type RunStart } from './run-start.js';
 import { sealJournal } from './sealed-journal.js';
+import { confirmSession } from './session-watch.js';
+
+/**
+ * What a run that was over leaves for its commit: the changes it keeps in its conversation
+ * (keptChanges; `conversation` undefined for a new one) and its ending, once a cookie session's call
+ * has checked that its session still lives (a run of an ended session keeps nothing).
+ */
+export async function leftByRun(
+  deps: RunDeps,
+  data: RunJobData,
+  conversation: Conversation | undefined,
+  start: RunStart,
+  ran: Ran,
+  startedAt: Date,
+): Promise<{ changes: RunChanges | undefined; ending: RunEnding }> {
+  const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
+  const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
+  return { changes, ending: { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) } };
+}
 
 /**
  * What a run leaves in its conversation. Success and ask keep what the run changed: the variables, a
