@@ -10,7 +10,13 @@ import type { RunResult } from './run-endings.js';
  */
 export interface InlineRuns {
   /**
-   * The call's result, or 'queue': run it through the queue instead (nothing of it was kept or sent).
+   * Whether a call of this agent is tried here now (asked once per call, before its turn is taken):
+   * a new conversation's (`onConversation` false), or one on an existing conversation, tried only
+   * while this process keeps up.
+   */
+  tries(agentName: string, onConversation: boolean): boolean;
+  /**
+   * The result of a call `tries` admitted, or 'queue': run it through the queue instead (nothing of it was kept or sent).
    * A call on an existing conversation comes with its turn (`turn`, `turnFirst`): the turn is ended
    * here when the call is answered, and kept for the queued job otherwise.
    */

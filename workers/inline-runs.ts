@@ -105,10 +105,15 @@ export async function startInlineRuns(
   };
 
   return {
-    async run(data, inputs) {
-      // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
+    tries(agentName, onConversation) {
+      // A web process that falls behind leaves its costly agents to the workers (its loop serves every
+      // call's HTTP), and every call on an existing conversation: under a load that kept it late, those
+      // answered here cost the machine more than queued ones (docs/operations.md, "Short runs on idle conversations").
       const late = lag.lateMs() > maxLateMs;
-      if (!admission.admits(data.agentName, late)) return 'queue';
+      if (onConversation && late) return false;
+      return admission.admits(agentName, late);
+    },
+    async run(data, inputs) {
       const started = performance.now();
       const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };
       const result = await runHere(data, inputs, entry).catch((err: unknown) => {

@@ -93,15 +93,16 @@ const inlineTurnLeaseMs = 10_000;
 
 /**
  * A call answered by this process (WebDeps.inlineRuns), or the run id to queue it with: a new
- * conversation's call, or one on a conversation no other call is running or waiting on. A call on an
- * existing conversation takes its turn first (`place`, leased while this process tries it); when it
- * goes to the queue after all, its job holds that turn, made lasting. Background runs and draft validations always go through the queue.
+ * conversation's call, or one on a conversation no other call is running or waiting on (InlineRuns
+ * `tries` says which are tried at all). A call on an existing conversation takes its turn first
+ * (`place`, leased while this process tries it); when it goes to the queue after all, its job holds
+ * that turn, made lasting. Background runs and draft validations always go through the queue.
  */
 async function runInline(deps: WebDeps, call: ExecCall): Promise<{ kind: 'answered'; response: ExecutionResponse } | { kind: 'queue'; runId: string; place?: Turn }> {
   const runId = randomUUID();
-  if (!deps.inlineRuns || call.draft || call.background) return { kind: 'queue', runId };
-  const events = { kind: 'inbox', channel: deps.runEvents.inboxChannel } as const;
   const { convid } = call.body;
+  if (!deps.inlineRuns || call.draft || call.background || !deps.inlineRuns.tries(call.body.agentName, convid !== undefined)) return { kind: 'queue', runId };
+  const events = { kind: 'inbox', channel: deps.runEvents.inboxChannel } as const;
   const { redis, config } = deps;
   const keepMs = turnLifetimeMs(config);
   const arrivedAt = Date.now();

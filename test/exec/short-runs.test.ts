@@ -278,10 +278,10 @@ describe('short runs while the web process falls behind', () => {
     await stack.close();
   });
 
-  /** Calls `agent` and tells where its run ended. */
-  async function endsIn(agent: string, what: string): Promise<'web' | 'worker' | undefined> {
+  /** Calls `agent` (on `convid`, when given) and tells where its run ended. */
+  async function endsIn(agent: string, what: string, convid?: string): Promise<'web' | 'worker' | undefined> {
     const id = requestId(what);
-    const res = await call(stack, key, id, { agentName: agents[agent], inputs: { query: 'Ada' } });
+    const res = await call(stack, key, id, { agentName: agents[agent], inputs: { query: 'Ada' }, ...(convid ? { convid } : {}) });
     assert.equal(res.status, 200);
     assert.equal(res.body.resultCode, 'success');
     return endedIn(stack, id);
@@ -290,6 +290,7 @@ describe('short runs while the web process falls behind', () => {
   it('leaves a costly agent to the workers while its event loop runs late, keeps a cheap one, and takes both again once it catches up', async () => {
     // Measured on time first: eight entries into a warm context before its cost counts.
     for (let i = 0; i < 10; i++) await endsIn('computer', 'measured');
+    const convid = (await call(stack, key, requestId('greeter'), { agentName: agents.greeter, inputs: { query: 'Ada' } })).body.convid as string;
     // Something else holds the loop 20 ms at a time with 5 ms gaps: its timers run ~15 ms late.
     hog = setInterval(() => {
       const until = performance.now() + 20;
@@ -300,9 +301,12 @@ describe('short runs while the web process falls behind', () => {
     const cheap = [];
     for (let i = 0; i < 5; i++) cheap.push(await endsIn('greeter', 'late-cheap'));
     assert.deepEqual(cheap, ['web', 'web', 'web', 'web', 'web']);
+    // A call on an existing conversation, even of the cheap agent, is left to a worker while late.
+    assert.equal(await endsIn('greeter', 'late-conversation', convid), 'worker');
     assert.equal(await endsIn('computer', 'still-late'), 'worker', 'the loop ran late throughout');
     clearInterval(hog);
     hog = undefined;
     await waitFor(async () => (await endsIn('computer', 'caught-up')) === 'web', 10_000, 'the costly agent answered by the web process again');
+    await waitFor(async () => (await endsIn('greeter', 'caught-up-conversation', convid)) === 'web', 10_000, 'a call on a conversation answered by the web process again');
   });
 });

@@ -11,7 +11,7 @@ import type { Clock } from '../../shared/clock.js';
  *   `loadsPerSecond` times a second; a call that would need one beyond that goes to the queue. A
  *   caller mix wider than the warm contexts kept here costs this process at most that.
  * - While this process's event loop runs late (`late`), an agent whose entries cost its thread more
- *   than `costlyEntryMs` (the median of its last entries) goes to the queue, one call a `costlyRetryMs` still tried
+ *   than `costlyEntryMs` (a moving average) goes to the queue, one call a `costlyRetryMs` still tried
  *   to see whether it still does. A cheaper one stays: queueing a call costs the web process about as
  *   much as entering a hello-like agent, and adds a worker's, Redis's and PostgreSQL's share on top,
  *   so sending such runs away from a late loop made it later still.
@@ -41,26 +41,19 @@ export interface InlineAdmissionOptions {
 export const defaultAdmission: InlineAdmissionOptions = { queueForMs: 60_000, loadsPerSecond: 20, maxAgents: 1000, costlyEntryMs: 2, costlyRetryMs: 1000 };
 
 /**
- * An agent's cost is the median of its last `entriesToJudge` entries, judged once it has that many: a
- * hello entry takes ~0.05 ms, and the odd entry with a garbage collection in the isolate or on a
- * loaded machine (in the load test 12 % of a hello-like agent's entries took 3–20 ms of CPU, most
- * 0.1–0.3 ms) does not make it costly. A moving average did: such entries pushed that agent past the
- * limit, and while late it was measured once a costlyRetryMs only, so it stayed costly for most of
- * the load.
+ * The weight of an entry in its agent's moving average, and the entries measured before it counts:
+ * a hello entry takes ~0.05 ms, and a garbage collection in the isolate (1–5 ms, a few entries in a
+ * thousand, more while its code is still cold) does not make it costly.
  */
+const entryWeight = 0.1;
 const entriesToJudge = 8;
 
 interface EntryCost {
-  /** Its last entries' CPU time (ms), oldest first, at most entriesToJudge. */
-  recent: number[];
+  /** Moving average of its entries' CPU time, ms. */
+  ms: number;
+  entries: number;
   /** When an entry was last measured or tried while costly. */
   triedAt: number;
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
 /** Runs computing past their entry this many times in a row send the agent to the queue. */
@@ -86,7 +79,7 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
   };
   const cheapEnough = (agentName: string) => {
     const cost = costs.get(agentName);
-    if (!cost || cost.recent.length < entriesToJudge || median(cost.recent) <= options.costlyEntryMs) return true;
+    if (!cost || cost.entries < entriesToJudge || cost.ms <= options.costlyEntryMs) return true;
     if (now() - cost.triedAt < options.costlyRetryMs) return false;
     cost.triedAt = now();
     return true;
@@ -122,7 +115,7 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
     },
     entered(agentName, cpuMs) {
       const cost = costs.get(agentName);
-      remember(costs, agentName, { recent: [...(cost?.recent ?? []), cpuMs].slice(-entriesToJudge), triedAt: now() });
+      remember(costs, agentName, { ms: cost ? cost.ms + entryWeight * (cpuMs - cost.ms) : cpuMs, entries: (cost?.entries ?? 0) + 1, triedAt: now() });
     },
   };
 }
