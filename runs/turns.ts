@@ -11,14 +11,12 @@ import { scriptCommand } from './redis-script.js';
  * crashed process can be recognised as stale and dropped.
  */
 
-// Enters ARGV[1], or ARGV[3] (a leased entry, when given) if no call is in line: 1 then, else 0.
 const enqueueScript = `
 local ticket = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-local first = redis.call('ZCARD', KEYS[2]) == 0
-redis.call('ZADD', KEYS[2], ticket, (first and ARGV[3]) or ARGV[1])
+redis.call('ZADD', KEYS[2], ticket, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-if first then return 1 end
+if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[1] then return 1 end
 return 0`;
 
 /** Extra life of an entry past the longest wait and run: older ones are leftovers of a dead process. */
@@ -43,48 +41,13 @@ export interface Turn {
    * get ahead of it later, and its worker starts it without looking at the order.
    */
   first: boolean;
-  /** Its entry is leased (enqueueTurn `leaseMs`): a leftover soon unless made lasting. */
-  leased?: boolean;
 }
 
-/**
- * Takes a ticket for a call on an existing conversation. With `leaseMs` (a call a web process tries to
- * answer itself when it is first in line, a few milliseconds' work), a call first in line gets an entry
- * that reads as arrived so long ago that it is a leftover `leaseMs` after now rather than `keepMs`: a
- * web process killed meanwhile holds up the conversation's next calls that long, not minutes. A call
- * behind others gets a lasting entry at once; a leased one that goes to the queue after all is made
- * lasting first (lastingTurn).
- */
-export async function enqueueTurn(redis: Redis, prefix: string, convid: string, runId: string, keepMs: number, { leaseMs }: { leaseMs?: number } = {}): Promise<Turn> {
-  const arrivedAt = Date.now();
-  const member = `${arrivedAt}:${runId}`;
-  const keys = [conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid)];
-  const leased = leaseMs === undefined ? [] : [`${arrivedAt - keepMs + leaseMs}:${runId}`];
-  const first = (await redis.eval(enqueueScript, 2, ...keys, member, keepMs, ...leased)) === 1;
-  return { member: first && leased.length ? leased[0]! : member, first, ...(first && leased.length ? { leased: true } : {}) };
-}
-
-/** Puts ARGV[2] in ARGV[1]'s place in the order (the same ticket); 0 when ARGV[1] is gone. */
-const renameScript = scriptCommand<[key: string, from: string, to: string]>(
-  1,
-  `local ticket = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not ticket then return 0 end
-redis.call('ZADD', KEYS[1], ticket, ARGV[2])
-redis.call('ZREM', KEYS[1], ARGV[1])
-return 1`,
-);
-
-/**
- * A leased turn (enqueueTurn `leaseMs`) made lasting, for a job: the same place in the order, under an
- * entry that ages from `arrivedAt` like any other. A lease already taken as a leftover (it outlasted
- * `leaseMs`) gets a new ticket at the back instead.
- */
-export async function lastingTurn(redis: Redis, prefix: string, convid: string, turn: Turn, arrivedAt: number, keepMs: number): Promise<Turn> {
-  if (!turn.leased) return turn;
-  const runId = turn.member.slice(turn.member.indexOf(':') + 1);
-  const member = `${arrivedAt}:${runId}`;
-  if ((await renameScript(redis, conversationTurnsKey(prefix, convid), turn.member, member)) === 1) return { member, first: turn.first };
-  return enqueueTurn(redis, prefix, convid, runId, keepMs);
+/** Takes a ticket for a call on an existing conversation. */
+export async function enqueueTurn(redis: Redis, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn> {
+  const member = `${Date.now()}:${runId}`;
+  const first = await redis.eval(enqueueScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs);
+  return { member, first: first === 1 };
 }
 
 /** Drops a call from the order (it ended, was cancelled while queued, or never ran). */

@@ -4,7 +4,7 @@ import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
-import { enqueueTurn, lastingTurn, leaveTurn, turnLifetimeMs, type Turn } from '../../runs/turns.js';
+import { enqueueTurn, leaveTurn, turnLifetimeMs } from '../../runs/turns.js';
 import type { WebDeps } from '../deps.js';
 import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
@@ -65,13 +65,13 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
     }
   }
   const inline = await runInline(deps, call);
-  if (inline.kind === 'answered') return inline.response;
-  const { runId, place } = inline;
+  if (inline) return inline;
+  const runId = randomUUID();
   const answer = createAnswer();
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
   try {
-    const run = await enqueueRun(deps, call, runId, { kind: 'inbox', channel: deps.runEvents.inboxChannel }, call.body.convid, place);
+    const run = await enqueueRun(deps, call, runId, { kind: 'inbox', channel: deps.runEvents.inboxChannel });
     const stopWatching = watchForLostAnswer(deps, run.identity, answer);
     try {
       return await withDeadline(answer.promise, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.identity));
@@ -85,40 +85,16 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
 }
 
 /**
- * How long a call this process tries to answer itself holds its conversation's turn before the
- * conversation's other calls take it for a dead process's leftover (enqueueTurn `leaseMs`): the try
- * is a read, one synchronous entry of at most 10 ms and a commit.
+ * A new conversation's call answered by this process (WebDeps.inlineRuns), or undefined: queue it.
+ * Background runs and draft validations always go through the queue.
  */
-const inlineTurnLeaseMs = 10_000;
-
-/**
- * A call answered by this process (WebDeps.inlineRuns), or the run id to queue it with: a new
- * conversation's call, or one on a conversation no other call is running or waiting on (InlineRuns
- * `tries` says which are tried at all). A call on an existing conversation takes its turn first
- * (`place`, leased while this process tries it); when it goes to the queue after all, its job holds
- * that turn, made lasting. Background runs and draft validations always go through the queue.
- */
-async function runInline(deps: WebDeps, call: ExecCall): Promise<{ kind: 'answered'; response: ExecutionResponse } | { kind: 'queue'; runId: string; place?: Turn }> {
-  const runId = randomUUID();
-  const { convid } = call.body;
-  if (!deps.inlineRuns || call.draft || call.background || !deps.inlineRuns.tries(call.body.agentName, convid !== undefined)) return { kind: 'queue', runId };
-  const events = { kind: 'inbox', channel: deps.runEvents.inboxChannel } as const;
-  const { redis, config } = deps;
-  const keepMs = turnLifetimeMs(config);
-  const arrivedAt = Date.now();
-  let place: Turn | undefined;
-  // Queued, a call holds its turn under an entry that ages as any other (lastingTurn).
-  const queued = async () => ({ kind: 'queue' as const, runId, place: place && convid !== undefined ? await lastingTurn(redis, config.queuePrefix, convid, place, arrivedAt, keepMs) : undefined });
-  if (convid !== undefined) {
-    place = await enqueueTurn(redis, config.queuePrefix, convid, runId, keepMs, { leaseMs: inlineTurnLeaseMs });
-    // Behind another call: it waits for its turn in a worker.
-    if (!place.first) return queued();
-  }
-  const data = runJobData(call, runId, convid ?? randomUUID(), events, { turn: place?.member ?? null, first: place?.first });
+async function runInline(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse | undefined> {
+  if (!deps.inlineRuns || call.draft || call.background || call.body.convid !== undefined) return undefined;
+  const data = runJobData(call, randomUUID(), randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
   const result = await deps.inlineRuns.run(data, call.body.inputs ?? {});
-  if (result === 'queue') return queued();
+  if (result === 'queue') return undefined;
   if (result.kind === 'refused') throw new AppError(result.code, result.message);
-  return { kind: 'answered', response: result.response };
+  return result.response;
 }
 
 /** A call's answer, settled by the first of: the run's end event, a refusal, or the lost-answer watch. */
@@ -167,20 +143,19 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
   return enqueueRun(deps, call, runId, { kind: 'log' });
 }
 
-/** Queues the run, after taking its place in the conversation's order (unless `taken` already) and registering it for cancel/attach. */
+/** Queues the run, after taking its place in the conversation's order and registering it for cancel/attach. */
 async function enqueueRun(
   deps: WebDeps,
   call: ExecCall,
   runId: string,
   events: RunJobData['events'],
   convid = call.body.convid ?? randomUUID(),
-  taken?: Turn,
 ): Promise<LaunchedRun> {
   const { redis, config } = deps;
   const prefix = config.queuePrefix;
   const keepMs = turnLifetimeMs(config);
   const existing = call.body.convid !== undefined;
-  const place = taken ?? (existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null);
+  const place = existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
   const turn = place?.member ?? null;
   // A call can be cancelled by what its caller knows while it runs: the ids it sent, and for a stream
   // (whose headers and start event come at once) the made-up request id and the new convid too.

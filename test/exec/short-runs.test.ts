@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Redis } from 'ioredis';
-import { conversationTurnsKey } from '../../shared/channels.js';
 import { findConversation } from '../../db/conversations.repository.js';
 import { post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
@@ -32,15 +30,12 @@ describe('short runs: answered by the web process that took the call', () => {
   let upstream: Server;
   let upstreamUrl: string;
   let requests = 0;
-  /** Answers to /hold, kept open until a test ends them. */
-  const held: ServerResponse[] = [];
   const agents: Record<string, string> = {};
 
   before(async () => {
-    upstream = createServer((req, res) => {
+    upstream = createServer((_req, res) => {
       requests += 1;
-      if (req.url === '/hold') held.push(res);
-      else res.end(`answer ${requests}`);
+      res.end(`answer ${requests}`);
     });
     await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
     upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/`;
@@ -55,15 +50,6 @@ describe('short runs: answered by the web process that took the call', () => {
       fetcher: `export default async function (sys) {
         sys.vars.before = true;
         const res = await sys.fetch(${JSON.stringify(upstreamUrl)});
-        sys.say(res.text);
-      }`,
-      trail: `export default async function (sys) {
-        sys.conv.trail = (sys.conv.trail ?? '') + 'T';
-        sys.say(sys.conv.trail);
-      }`,
-      holder: `export default async function (sys) {
-        sys.conv.trail = (sys.conv.trail ?? '') + 'H';
-        const res = await sys.fetch(${JSON.stringify(upstreamUrl)} + 'hold');
         sys.say(res.text);
       }`,
       computer: `export default async function (sys) {
@@ -92,68 +78,11 @@ describe('short runs: answered by the web process that took the call', () => {
     assert.equal(endedIn(stack, id), 'web');
     const kept = await findConversation(stack.runtime.db, first.body.convid);
     assert.deepEqual(kept?.agent_vars[agents.counter!], { count: 1 });
-    // The conversation goes on from what the web process kept, its later calls answered there too.
-    for (const count of [2, 3]) {
-      const next = requestId('counter');
-      const res = await call(stack, key, next, { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Bo' } });
-      assert.deepEqual(res.body.output, [{ type: 'text', text: `call ${count} of Bo` }]);
-      assert.equal(endedIn(stack, next), 'web');
-    }
-    const after = await findConversation(stack.runtime.db, first.body.convid);
-    assert.deepEqual(after?.agent_vars[agents.counter!], { count: 3 });
-    assert.deepEqual(
-      after?.history.map((entry) => entry.query),
-      ['Ada', 'Bo', 'Bo'],
-    );
-    assert.equal(after?.version, 2, 'a new conversation starts at version 0; each later call that kept something raised it by one');
-  });
-
-  it('leaves a call on a busy conversation to wait for its turn in a worker, and answers the next one here once the conversation is free', async () => {
-    const convid = (await call(stack, key, requestId('trail'), { agentName: agents.trail, inputs: {} })).body.convid as string;
-    // The holder runs in a worker (it waits on a fetch, held upstream until released) and holds the turn meanwhile.
-    const holding = call(stack, key, requestId('holder'), { agentName: agents.holder, convid, inputs: {} });
-    await waitFor(() => held.length === 1, 10_000, 'the holder fetching upstream');
-    const behindId = requestId('trail');
-    const behind = call(stack, key, behindId, { agentName: agents.trail, convid, inputs: {} });
-    const redis = new Redis(stack.config.redisUrl);
-    try {
-      await waitFor(async () => (await redis.zcard(conversationTurnsKey(stack.config.queuePrefix, convid))) === 2, 10_000, 'the second call in line');
-    } finally {
-      redis.disconnect();
-    }
-    held.shift()!.end('released');
-    assert.deepEqual((await holding).body.output, [{ type: 'text', text: 'released' }]);
-    // It ran after the holder, on what the holder kept: in a worker, as it had to wait.
-    assert.deepEqual((await behind).body.output, [{ type: 'text', text: 'THT' }]);
-    assert.equal(endedIn(stack, behindId), 'worker');
-    const nextId = requestId('trail');
-    assert.deepEqual((await call(stack, key, nextId, { agentName: agents.trail, convid, inputs: {} })).body.output, [{ type: 'text', text: 'THTT' }]);
-    assert.equal(endedIn(stack, nextId), 'web');
-  });
-
-  it('sends a call on a conversation to a worker when it waits on an async call, the conversation kept as a worker keeps it', async () => {
-    const first = await call(stack, key, requestId('counter'), { agentName: agents.counter, inputs: { query: 'Cy' } });
-    const before = requests;
-    const id = requestId('fetcher');
-    const res = await call(stack, key, id, { agentName: agents.fetcher, convid: first.body.convid, inputs: {} });
-    assert.equal(res.body.resultCode, 'success');
-    assert.equal(requests, before + 1);
-    assert.equal(endedIn(stack, id), 'worker');
-    const kept = await findConversation(stack.runtime.db, first.body.convid);
-    assert.deepEqual(kept?.agent_vars[agents.fetcher!], { before: true });
-    assert.deepEqual(kept?.agent_vars[agents.counter!], { count: 1 });
-    assert.equal(kept?.version, 1);
-  });
-
-  it("answers a call on another caller's conversation as a worker does: unknownConversation, nothing kept", async () => {
-    const first = await call(stack, key, requestId('counter'), { agentName: agents.counter, inputs: { query: 'Di' } });
-    const stranger = (await createAccount(stack.runtime.db)).key;
-    const id = requestId('stranger');
-    const res = await call(stack, stranger, id, { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Di' } });
-    assert.equal(res.body.resultCode, 'unknownConversation');
-    const kept = await findConversation(stack.runtime.db, first.body.convid);
-    assert.deepEqual(kept?.agent_vars[agents.counter!], { count: 1 });
-    assert.equal(kept?.version, 0);
+    // The conversation goes on through the queue (an existing one), from what the web process kept.
+    const next = requestId('counter');
+    const second = await call(stack, key, next, { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Ada' } });
+    assert.deepEqual(second.body.output, [{ type: 'text', text: 'call 2 of Ada' }]);
+    assert.equal(endedIn(stack, next), 'worker');
   });
 
   it('sends a run that waits on an async call to a worker before the call acts: one request upstream, not two', async () => {
@@ -278,10 +207,10 @@ describe('short runs while the web process falls behind', () => {
     await stack.close();
   });
 
-  /** Calls `agent` (on `convid`, when given) and tells where its run ended. */
-  async function endsIn(agent: string, what: string, convid?: string): Promise<'web' | 'worker' | undefined> {
+  /** Calls `agent` and tells where its run ended. */
+  async function endsIn(agent: string, what: string): Promise<'web' | 'worker' | undefined> {
     const id = requestId(what);
-    const res = await call(stack, key, id, { agentName: agents[agent], inputs: { query: 'Ada' }, ...(convid ? { convid } : {}) });
+    const res = await call(stack, key, id, { agentName: agents[agent], inputs: { query: 'Ada' } });
     assert.equal(res.status, 200);
     assert.equal(res.body.resultCode, 'success');
     return endedIn(stack, id);
@@ -290,7 +219,6 @@ describe('short runs while the web process falls behind', () => {
   it('leaves a costly agent to the workers while its event loop runs late, keeps a cheap one, and takes both again once it catches up', async () => {
     // Measured on time first: eight entries into a warm context before its cost counts.
     for (let i = 0; i < 10; i++) await endsIn('computer', 'measured');
-    const convid = (await call(stack, key, requestId('greeter'), { agentName: agents.greeter, inputs: { query: 'Ada' } })).body.convid as string;
     // Something else holds the loop 20 ms at a time with 5 ms gaps: its timers run ~15 ms late.
     hog = setInterval(() => {
       const until = performance.now() + 20;
@@ -301,12 +229,9 @@ describe('short runs while the web process falls behind', () => {
     const cheap = [];
     for (let i = 0; i < 5; i++) cheap.push(await endsIn('greeter', 'late-cheap'));
     assert.deepEqual(cheap, ['web', 'web', 'web', 'web', 'web']);
-    // A call on an existing conversation, even of the cheap agent, is left to a worker while late.
-    assert.equal(await endsIn('greeter', 'late-conversation', convid), 'worker');
     assert.equal(await endsIn('computer', 'still-late'), 'worker', 'the loop ran late throughout');
     clearInterval(hog);
     hog = undefined;
     await waitFor(async () => (await endsIn('computer', 'caught-up')) === 'web', 10_000, 'the costly agent answered by the web process again');
-    await waitFor(async () => (await endsIn('greeter', 'caught-up-conversation', convid)) === 'web', 10_000, 'a call on a conversation answered by the web process again');
   });
 });

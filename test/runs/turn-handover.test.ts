@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Conversation } from '../../db/schema.js';
 import { conversationTurnsKey } from '../../shared/channels.js';
-import { createConversationTurns, enqueueTurn, lastingTurn } from '../../runs/turns.js';
+import { createConversationTurns, enqueueTurn } from '../../runs/turns.js';
 import { conversationAfterRun } from '../../workers/runs/held-conversation.js';
 import { testEnv } from '../helpers/test-env.js';
 import { waitFor } from '../helpers/wait.js';
@@ -84,63 +84,5 @@ describe('turn hand-over', () => {
     assert.equal(conversationAfterRun(conversation, true, undefined, now), undefined, 'still paused');
     assert.equal(conversationAfterRun(conversation, true, { state, pause: { kind: 'keep' } }, now), undefined, 'still paused');
     assert.equal(conversationAfterRun(conversation, false, { state, pause: { kind: 'save', pause: {} as never } }, now), undefined, 'paused now');
-  });
-});
-
-/** A web process's try at a call first in line holds the turn on a short lease (runs/turns.ts enqueueTurn `leaseMs`). */
-describe('leased turns', () => {
-  const prefix = `${testEnv.QUEUE_PREFIX}-leased-turns`;
-  const keepMs = 60_000;
-  let redis: Redis;
-
-  before(() => {
-    redis = new Redis(testEnv.REDIS_URL!, { enableAutoPipelining: true });
-  });
-  after(() => redis.disconnect());
-
-  const waitOptions = (deadlineMs: number) => ({ deadline: Date.now() + deadlineMs, signal: new AbortController().signal, staleMs: keepMs });
-
-  it('leases only to a call first in line; a call behind it may start once the lease has run out, as after a dead process', async () => {
-    const turns = createConversationTurns(redis, prefix, async () => undefined);
-    const convid = randomUUID();
-    const leased = await enqueueTurn(redis, prefix, convid, randomUUID(), keepMs, { leaseMs: 300 });
-    const behind = await enqueueTurn(redis, prefix, convid, randomUUID(), keepMs, { leaseMs: 300 });
-    assert.deepEqual([leased.first, leased.leased], [true, true]);
-    assert.deepEqual([behind.first, behind.leased], [false, undefined], 'a call behind another gets a lasting entry');
-    // Nobody releases the leased turn (its process died): the call behind starts once the lease ran out.
-    const started = Date.now();
-    assert.deepEqual(await turns.wait(convid, behind.member, waitOptions(5_000)), { kind: 'ready' });
-    assert.ok(Date.now() - started < 5_000);
-    assert.deepEqual(await redis.zrange(conversationTurnsKey(prefix, convid), 0, -1), [behind.member]);
-    await turns.release(convid, behind.member);
-  });
-
-  it('makes a leased turn lasting in the same place: the calls behind it keep waiting for it', async () => {
-    const turns = createConversationTurns(redis, prefix, async () => undefined);
-    const convid = randomUUID();
-    const arrivedAt = Date.now();
-    const leased = await enqueueTurn(redis, prefix, convid, randomUUID(), keepMs, { leaseMs: 300 });
-    const behind = await enqueueTurn(redis, prefix, convid, randomUUID(), keepMs);
-    const lasting = await lastingTurn(redis, prefix, convid, leased, arrivedAt, keepMs);
-    assert.equal(lasting.first, true);
-    assert.equal(lasting.leased, undefined);
-    assert.deepEqual(await redis.zrange(conversationTurnsKey(prefix, convid), 0, -1), [lasting.member, behind.member]);
-    // Well past the lease, the call behind still waits: its deadline comes first.
-    assert.deepEqual(await turns.wait(convid, behind.member, waitOptions(800)), { kind: 'busy' });
-    await turns.release(convid, lasting.member);
-    assert.deepEqual(await turns.wait(convid, behind.member, waitOptions(1_000)), { kind: 'ready' });
-    await turns.release(convid, behind.member);
-  });
-
-  it('gives a lease that ran out before it was made lasting a new place at the back', async () => {
-    const convid = randomUUID();
-    const arrivedAt = Date.now();
-    const leased = await enqueueTurn(redis, prefix, convid, randomUUID(), keepMs, { leaseMs: 1 });
-    // Taken for a leftover meanwhile by another call's wait.
-    await redis.zrem(conversationTurnsKey(prefix, convid), leased.member);
-    const other = await enqueueTurn(redis, prefix, convid, randomUUID(), keepMs);
-    const lasting = await lastingTurn(redis, prefix, convid, leased, arrivedAt, keepMs);
-    assert.equal(lasting.first, false);
-    assert.deepEqual(await redis.zrange(conversationTurnsKey(prefix, convid), 0, -1), [other.member, lasting.member]);
   });
 });
