@@ -11,6 +11,7 @@ import { deleteKeysWithPrefix } from './redis-keys.js';
 import { evaluate, floorMeasurements, formatReport, summarizeResults, writeResults, type Results } from './report.js';
 import { medianFloor, medianMeasurements, roundNotes, type Round } from './rounds.js';
 import { runScenarios, type Measurement, type Scenario, type ScenarioContext } from './scenario.js';
+import { warmUpStack } from './stack-warm-up.js';
 import { askAnswer } from './scenarios/ask.js';
 import { cancelLatency } from './scenarios/cancel.js';
 import { clientCost } from './scenarios/client-cost.js';
@@ -24,11 +25,12 @@ import { withTimeout } from './stats.js';
 import { cleanUpOnInterrupt, createTeardown, type Teardown } from './teardown.js';
 
 /**
- * `npm run bench [-- --quick] [-- --strict] [-- --only ids] [-- --rounds N]`: the floor (a raw BullMQ
- * round trip), then execAgent through the product run as the Procfile runs it (one web and one worker
- * process) on a database and queue prefix of its own; prints a table and writes bench/results.json.
- * With `--rounds N`, the stack first, then N rounds of floor and scenarios, reported as medians
- * (bench/rounds.ts). DESIGN §10 has the floor figures to expect on this kind of machine.
+ * `npm run bench [-- --quick] [-- --strict] [-- --only ids] [-- --rounds N] [-- --cold]`: the floor (a
+ * raw BullMQ round trip), then execAgent through the product run as the Procfile runs it (one web and
+ * one worker process) on a database and queue prefix of its own, warmed up first unless `--cold`
+ * (bench/stack-warm-up.ts); prints a table and writes bench/results.json. With `--rounds N`, the stack
+ * first, then N rounds of floor and scenarios, reported as medians (bench/rounds.ts). DESIGN §10 has
+ * the floor figures to expect on this kind of machine.
  */
 
 const projectRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -96,16 +98,16 @@ async function main(): Promise<number> {
 }
 
 /** The floor, then the product's stack and the scenarios against it. */
-async function gather(gathered: Gathered, { profile }: Options, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
-  const floor = await floorOf(profile, names);
+async function gather(gathered: Gathered, options: Options, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
+  const floor = await floorOf(options.profile, names);
   gathered.floor = floor.figures;
   gathered.measurements.push(...floorMeasurements(floor.figures, floor.error));
 
   log('▸ setting up: database, agents, key, web and worker processes');
-  const context = await setUpStack(profile, names, teardown, gathered.processes);
+  const context = await setUpStack(options, names, teardown, gathered);
   const run = await runScenarios(chosen, context, log);
   gathered.measurements.push(...run.measurements);
-  gathered.notes = run.notes;
+  gathered.notes = { ...gathered.notes, ...run.notes };
 }
 
 /**
@@ -113,9 +115,10 @@ async function gather(gathered: Gathered, { profile }: Options, chosen: Scenario
  * round evaluated against its own floor (bench/rounds.ts combines them). The stack stands idle while
  * each floor is measured, in every round alike.
  */
-async function gatherRounds(gathered: Gathered, { profile, rounds }: Options, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
+async function gatherRounds(gathered: Gathered, options: Options, chosen: Scenario[], names: Names, teardown: Teardown): Promise<void> {
+  const { profile, rounds } = options;
   log('▸ setting up: database, agents, key, web and worker processes');
-  const context = await setUpStack(profile, names, teardown, gathered.processes);
+  const context = await setUpStack(options, names, teardown, gathered);
   for (let round = 1; round <= rounds; round++) {
     log(`▸ round ${round} of ${rounds}`);
     const floor = await floorOf(profile, names);
@@ -135,8 +138,11 @@ async function floorOf(profile: Profile, names: Names): Promise<{ figures: Floor
   return floor;
 }
 
-/** Database, agents and key; web and worker processes; a client; a first call that proves the worker runs. */
-async function setUpStack(profile: Profile, names: Names, teardown: Teardown, processes: ProductProcess[]): Promise<ScenarioContext> {
+/**
+ * Database, agents and key; web and worker processes; a client; a first call that proves the worker
+ * runs; then, unless `--cold`, the warm-up calls (its note goes with the results).
+ */
+async function setUpStack({ profile, cold }: Options, names: Names, teardown: Teardown, { processes, notes }: Gathered): Promise<ScenarioContext> {
   teardown.add(`drop database agentexec_bench_${names.tag}`, () => dropDatabase(names.databaseUrl));
   const { bearerKey } = await createFixture(names.databaseUrl, benchAgents);
   const settings = { databaseUrl: names.databaseUrl, redisUrl, queuePrefix: names.queuePrefix, port: await freePort(), maxAgentRuntimeMs };
@@ -148,6 +154,12 @@ async function setUpStack(profile: Profile, names: Names, teardown: Teardown, pr
   teardown.add('close the HTTP client', () => client.close());
   // Also waits for the worker process to take jobs.
   await withTimeout(execAgent(client, { agentName: 'hello' }), 30_000, 'the first execAgent call');
+  if (cold) {
+    notes.stack = ['measured cold (--cold): no warm-up calls before the scenarios'];
+  } else {
+    log(`▸ warming the stack: ${profile.stackWarmupCalls} hello calls, ${profile.concurrency} in flight (--cold skips this)`);
+    notes.stack = [await warmUpStack(client, profile)];
+  }
   return { profile, stack, client, bearerKey };
 }
 

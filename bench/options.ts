@@ -1,6 +1,13 @@
 /** How much work each measurement does: the full profile, or a smaller one for a smoke run. */
 export interface Profile {
   name: 'full' | 'quick';
+  /**
+   * Hello calls, 64 in flight, made once the stack is up and before anything is measured: a fresh web
+   * process answers its first few thousand calls ~1.5 × slower while V8 compiles its hot paths, and the
+   * targets are about a running service. `--cold` skips them.
+   */
+  stackWarmupCalls: number;
+  /** Calls each scenario makes untimed before its timed ones. */
   warmupCalls: number;
   sequentialCalls: number;
   concurrentCalls: number;
@@ -23,10 +30,13 @@ export interface Options {
   only?: string[];
   /** Rounds of floor and scenarios against one stack, reported as medians (bench/rounds.ts); 1 unless told. */
   rounds: number;
+  /** `--cold`: measure the stack as started, without its warm-up calls (Profile.stackWarmupCalls). */
+  cold: boolean;
 }
 
 const full: Profile = {
   name: 'full',
+  stackWarmupCalls: 5000,
   warmupCalls: 200,
   sequentialCalls: 1000,
   concurrentCalls: 5000,
@@ -43,6 +53,7 @@ const full: Profile = {
 
 const quick: Profile = {
   name: 'quick',
+  stackWarmupCalls: 1000,
   warmupCalls: 50,
   sequentialCalls: 200,
   concurrentCalls: 1000,
@@ -57,17 +68,18 @@ const quick: Profile = {
   openStreams: 100,
 };
 
-const usage = 'usage: node --no-node-snapshot dist/bench/main.js [--quick] [--strict] [--only SCENARIO,...] [--rounds N]';
+const usage = 'usage: node --no-node-snapshot dist/bench/main.js [--quick] [--strict] [--only SCENARIO,...] [--rounds N] [--cold]';
 
-/** Reads the command line (`--quick`, `--strict`, `--only ids`, `--rounds N`); an unknown flag or a bad count stops with the usage line. */
+/** Reads the command line (`--quick`, `--strict`, `--only ids`, `--rounds N`, `--cold`); an unknown flag or a bad count stops with the usage line. */
 export function parseOptions(argv: string[]): Options {
-  const options: Options = { profile: full, strict: false, rounds: 1 };
+  const options: Options = { profile: full, strict: false, rounds: 1, cold: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === '--quick') options.profile = quick;
     else if (arg === '--strict') options.strict = true;
     else if (arg === '--only' && argv[i + 1]) options.only = argv[++i]!.split(',');
     else if (arg === '--rounds' && argv[i + 1]) options.rounds = roundCount(argv[++i]!);
+    else if (arg === '--cold') options.cold = true;
     else throw new Error(`unknown option ${arg}\n${usage}`);
   }
   return options;

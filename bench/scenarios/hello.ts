@@ -9,7 +9,8 @@ import { runConcurrent, runSequential, summarize, timeEach } from '../stats.js';
 
 /** (b) execAgent of the hello agent through the whole stack, each call on a new conversation. */
 
-async function callHello(client: ApiClient, query: string): Promise<void> {
+/** One hello call, its answer checked. */
+export async function callHello(client: ApiClient, query: string): Promise<void> {
   const response = await execAgent(client, { agentName: 'hello', inputs: { query } });
   const part = response.output?.[0];
   if (part?.type !== 'text' || part.text !== `Hello, ${query}`) throw new Error(`hello answered ${JSON.stringify(response.output)}`);
