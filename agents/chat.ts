@@ -10,6 +10,9 @@ import type { Sys } from './sys';
  *   LLM_BASE_URL   e.g. https://api.openai.com/v1 (its host must pass AGENT_HTTP_ALLOW when private)
  *   LLM_API_KEY    sent as the bearer token
  *   LLM_MODEL      optional, default gpt-4o-mini
+ * A draft of it sees none of those: it reads the secrets set for drafts of the name, set the same way
+ * with --drafts (npm run cli -- secrets:set --agent chat --key NAME --drafts), e.g. a key to a test
+ * model, so developers validating it never hold the production key.
  */
 
 type Message = { role: 'system' | 'user' | 'assistant'; content: string };
@@ -20,7 +23,11 @@ const keptMessages = 40;
 export default async function chat(sys: Sys) {
   const { LLM_BASE_URL: baseUrl, LLM_API_KEY: apiKey, LLM_MODEL: model = 'gpt-4o-mini' } = sys.secrets;
   if (!baseUrl || !apiKey) {
-    sys.fail('The chat agent needs the secrets LLM_BASE_URL and LLM_API_KEY (an admin sets them with secrets:set --agent ' + sys.agentName + ').');
+    sys.fail(
+      'The chat agent needs the secrets LLM_BASE_URL and LLM_API_KEY (an admin sets them with secrets:set --agent ' +
+        sys.agentName +
+        ', adding --drafts for its drafts).',
+    );
   }
   const query = sys.query?.trim();
   if (!query) sys.fail('Write a message to start the chat.');

@@ -73,7 +73,10 @@ export interface Sys {
   inputs: JsonObject;
   query: string | undefined;
   caller: { kind: 'user' | 'serviceAccount'; id: string; role: 'user' | 'developer' | 'admin' };
-  /** The secrets an admin set for this agent name (secrets:set), read-only: an API key, a base URL. */
+  /**
+   * The secrets an admin set for this agent name (secrets:set), read-only: an API key, a base URL. A
+   * draft reads only those set for drafts of the name (secrets:set --drafts), never the production ones.
+   */
   readonly secrets: Readonly<Record<string, string | undefined>>;
   /** This agent's variables in this conversation: mutate them; kept when the run ends in success or ask. */
   vars: JsonObject;

@@ -2,24 +2,35 @@ import { controlChannel } from '../shared/channels.js';
 import { createSecretBox } from '../shared/secret-box.js';
 import { resolveSecrets } from '../db/resolve-secrets.js';
 import { agentSecretKeys, removeAgentSecret, secretsChangedMessage, setAgentSecret, type SecretChanges } from '../runs/agent-secrets.js';
+import type { SecretSet } from '../shared/agent-secrets.js';
 import { AppError } from '../shared/errors.js';
 import { CommandError, required, type Command, type CommandContext } from './command.js';
 import { publishOnce } from './service-account-changes.js';
 
-/** The agent secrets commands (DESIGN §13). The value of `secrets:set` comes from standard input, never an argument. */
+/**
+ * The agent secrets commands (DESIGN §13). The value of `secrets:set` comes from standard input, never
+ * an argument. `--drafts` sets or deletes one of the secrets only the agent name's drafts read;
+ * without it, one of those its published versions read. `secrets:list` shows both sets.
+ */
 
-const names = { agent: { type: 'string' }, key: { type: 'string' } } as const;
+const names = { agent: { type: 'string' }, key: { type: 'string' }, drafts: { type: 'boolean' } } as const;
+
+/** The set `--drafts` names, and how the printed line says it. */
+function chosenSet(context: CommandContext): { set: SecretSet; forWhom: string } {
+  return context.values.drafts === true ? { set: 'drafts', forWhom: ' for drafts' } : { set: 'production', forWhom: '' };
+}
 
 export const setSecret: Command = {
   options: names,
   async run(context) {
     const agentName = required(context, 'agent');
     const key = required(context, 'key');
+    const { set, forWhom } = chosenSet(context);
     const value = (await readStandardInput()).replace(/\r?\n$/, '');
     if (!value) throw new CommandError('secrets:set reads the value from standard input, and it was empty (e.g. printf %s "$KEY" | npm run cli -- secrets:set …)');
     const { changes, warnings } = await secretChanges(context);
-    await checked(() => setAgentSecret(changes, agentName, key, value));
-    return { text: `secret ${key} of ${agentName} set`, json: { agentName, key }, warnings };
+    await checked(() => setAgentSecret(changes, agentName, set, key, value));
+    return { text: `secret ${key} of ${agentName} set${forWhom}`, json: { agentName, key, forDrafts: set === 'drafts' }, warnings };
   },
 };
 
@@ -28,9 +39,10 @@ export const deleteSecret: Command = {
   async run(context) {
     const agentName = required(context, 'agent');
     const key = required(context, 'key');
+    const { set, forWhom } = chosenSet(context);
     const { changes, warnings } = await secretChanges(context);
-    if (!(await checked(() => removeAgentSecret(changes, agentName, key)))) throw new CommandError(`${agentName} has no secret ${key}`);
-    return { text: `secret ${key} of ${agentName} deleted`, json: { agentName, key }, warnings };
+    if (!(await checked(() => removeAgentSecret(changes, agentName, set, key)))) throw new CommandError(`${agentName} has no secret ${key}${forWhom}`);
+    return { text: `secret ${key} of ${agentName} deleted${forWhom}`, json: { agentName, key, forDrafts: set === 'drafts' }, warnings };
   },
 };
 
@@ -38,8 +50,10 @@ export const listSecrets: Command = {
   options: { agent: { type: 'string' } },
   async run(context) {
     const agentName = required(context, 'agent');
-    const keys = await checked(() => agentSecretKeys(context.db, agentName));
-    return { text: keys.length ? keys.join('\n') : `${agentName} has no secrets`, json: { agentName, keys } };
+    const keys = await checked(() => agentSecretKeys(context.db, agentName, 'production'));
+    const draftKeys = await agentSecretKeys(context.db, agentName, 'drafts');
+    const lines = [...keys.map((key) => `${key} (production)`), ...draftKeys.map((key) => `${key} (drafts)`)];
+    return { text: lines.length ? lines.join('\n') : `${agentName} has no secrets`, json: { agentName, keys, draftKeys } };
   },
 };
 

@@ -1,28 +1,45 @@
 import { sql } from 'kysely';
+import type { SecretSet } from '../shared/agent-secrets.js';
 import type { Db } from './database.js';
 
-/** Sets one secret of an agent name, replacing its value if it has one. */
-export async function upsertAgentSecret(db: Db, agentName: string, key: string, sealed: string): Promise<void> {
+/*
+ * Every function names the set it reads or writes (shared/agent-secrets.ts SecretSet): the two sets of
+ * an agent name never mix, so a draft's run cannot read a production secret by any path through here.
+ */
+
+/** Sets one secret of an agent name's set, replacing its value if it has one. */
+export async function upsertAgentSecret(db: Db, agentName: string, set: SecretSet, key: string, sealed: string): Promise<void> {
   await db
     .insertInto('agent_secrets')
-    .values({ agent_name: agentName, key, sealed })
-    .onConflict((oc) => oc.columns(['agent_name', 'key']).doUpdateSet({ sealed, updated_at: sql`now()` }))
+    .values({ agent_name: agentName, for_drafts: set === 'drafts', key, sealed })
+    .onConflict((oc) => oc.columns(['agent_name', 'for_drafts', 'key']).doUpdateSet({ sealed, updated_at: sql`now()` }))
     .execute();
 }
 
-/** Removes one secret; answers whether there was one. */
-export async function deleteAgentSecret(db: Db, agentName: string, key: string): Promise<boolean> {
-  const result = await db.deleteFrom('agent_secrets').where('agent_name', '=', agentName).where('key', '=', key).executeTakeFirst();
+/** Removes one secret of an agent name's set; answers whether there was one. */
+export async function deleteAgentSecret(db: Db, agentName: string, set: SecretSet, key: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('agent_secrets')
+    .where('agent_name', '=', agentName)
+    .where('for_drafts', '=', set === 'drafts')
+    .where('key', '=', key)
+    .executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
 
-/** The names of an agent name's secrets, sorted. */
-export async function listAgentSecretKeys(db: Db, agentName: string): Promise<string[]> {
-  const rows = await db.selectFrom('agent_secrets').select('key').where('agent_name', '=', agentName).orderBy('key').execute();
+/** The names of the secrets in an agent name's set, sorted. */
+export async function listAgentSecretKeys(db: Db, agentName: string, set: SecretSet): Promise<string[]> {
+  const rows = await db
+    .selectFrom('agent_secrets')
+    .select('key')
+    .where('agent_name', '=', agentName)
+    .where('for_drafts', '=', set === 'drafts')
+    .orderBy('key')
+    .execute();
   return rows.map((row) => row.key);
 }
 
-/** An agent name's secrets as stored (sealed). */
-export function findAgentSecrets(db: Db, agentName: string): Promise<{ key: string; sealed: string }[]> {
-  return db.selectFrom('agent_secrets').select(['key', 'sealed']).where('agent_name', '=', agentName).execute();
+/** The secrets in an agent name's set as stored (sealed). */
+export function findAgentSecrets(db: Db, agentName: string, set: SecretSet): Promise<{ key: string; sealed: string }[]> {
+  return db.selectFrom('agent_secrets').select(['key', 'sealed']).where('agent_name', '=', agentName).where('for_drafts', '=', set === 'drafts').execute();
 }

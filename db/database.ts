@@ -12,6 +12,7 @@ import * as runRecords from './migrations/0007_run_records.js';
 import * as webhooks from './migrations/0008_webhooks.js';
 import * as lz4Compression from './migrations/0009_lz4_compression.js';
 import * as oneConversationIndex from './migrations/0010_one_conversation_index_on_executions.js';
+import * as draftSecrets from './migrations/0011_draft_secrets.js';
 
 export type Db = Kysely<Database>;
 
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0008_webhooks': webhooks,
   '0009_lz4_compression': lz4Compression,
   '0010_one_conversation_index_on_executions': oneConversationIndex,
+  '0011_draft_secrets': draftSecrets,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -245,6 +245,8 @@ export interface WebhookAttemptsTable {
 
 export interface AgentSecretsTable {
   agent_name: string;
+  /** The drafts' set (true) or the production set (shared/agent-secrets.ts SecretSet). */
+  for_drafts: Generated<boolean>;
   key: string;
   /** shared/agent-secrets.ts sealSecret. */
   sealed: string;

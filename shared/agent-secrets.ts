@@ -3,24 +3,42 @@ import type { SecretBox } from './secret-box.js';
 /**
  * Agent secrets (DESIGN §13): values an admin grants to an agent name (an API key, a base URL), read
  * by its runs as `sys.secrets`. Names are like environment variables; a value is sealed with
- * SECRETS_KEY together with the agent name and key it belongs to, so a sealed value copied to
+ * SECRETS_KEY together with the agent name, key and set it belongs to, so a sealed value copied to
  * another row does not open there.
  */
 export const secretKeyPattern = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const secretKeyRule = 'must be a letter or _, then up to 63 letters, digits or _ (like an environment variable)';
 /** Longest value, in characters. */
 export const maxSecretLength = 8192;
-/** Secrets one agent name may hold. */
+/** Secrets one agent name may hold in each set. */
 export const maxSecretsPerAgent = 100;
 
-export function sealSecret(box: SecretBox, agentName: string, key: string, value: string): string {
-  return box.seal(JSON.stringify([agentName, key, value]));
+/**
+ * Which of an agent name's two sets of secrets: `production` for its published versions, `drafts` for
+ * the validation runs of its drafts. A draft never sees the production set: a developer must not read
+ * what only admins may (DESIGN §13).
+ */
+export type SecretSet = 'production' | 'drafts';
+
+/** The set the admin endpoints' `forDrafts` (and the command line's `--drafts`) names. */
+export function secretSetFor(forDrafts: boolean | undefined): SecretSet {
+  return forDrafts ? 'drafts' : 'production';
 }
 
-/** The value, or an error when the sealed text belongs to another agent name or key (or does not open). */
-export function openSecret(box: SecretBox, agentName: string, key: string, sealed: string): string {
-  const [forAgent, forKey, value] = JSON.parse(box.open(sealed)) as [string, string, string];
-  if (forAgent !== agentName || forKey !== key) throw new Error(`the sealed secret ${agentName}.${key} belongs to another agent or key`);
+/**
+ * Seals `value` bound to its agent name, key and set. A production value is sealed as it was before
+ * there were two sets (no fourth element), so the values stored then still open.
+ */
+export function sealSecret(box: SecretBox, agentName: string, key: string, value: string, set: SecretSet): string {
+  return box.seal(JSON.stringify(set === 'drafts' ? [agentName, key, value, set] : [agentName, key, value]));
+}
+
+/** The value, or an error when the sealed text belongs to another agent name, key or set (or does not open). */
+export function openSecret(box: SecretBox, agentName: string, key: string, set: SecretSet, sealed: string): string {
+  const [forAgent, forKey, value, forSet = 'production'] = JSON.parse(box.open(sealed)) as [string, string, string, SecretSet?];
+  if (forAgent !== agentName || forKey !== key || forSet !== set) {
+    throw new Error(`the sealed secret ${agentName}.${key} (${set}) belongs to another agent, key or set`);
+  }
   return value;
 }
 

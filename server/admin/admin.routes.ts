@@ -7,6 +7,7 @@ import { authenticate } from '../middleware/authenticate.js';
 import { requireRole } from '../middleware/require-role.js';
 import { validateBody } from '../validate-body.js';
 import { controlChannel } from '../../shared/channels.js';
+import { secretSetFor } from '../../shared/agent-secrets.js';
 import { agentSecretKeys, removeAgentSecret, secretsChangedMessage, setAgentSecret, type SecretChanges } from '../../runs/agent-secrets.js';
 import { deleteSecretBody, listSecretsBody, reportBody, resolveReportRange, setSecretBody } from './admin.schemas.js';
 
@@ -35,20 +36,22 @@ export function adminRoutes(deps: WebDeps): Router {
   };
 
   router.post('/setSecret', ...secretsOnly, async (ctx) => {
-    const { agentName, key, value } = validateBody(setSecretBody, ctx);
-    await setAgentSecret(changes, agentName, key, value);
+    const { agentName, key, value, forDrafts } = validateBody(setSecretBody, ctx);
+    await setAgentSecret(changes, agentName, secretSetFor(forDrafts), key, value);
     ctx.body = { agentName, key };
   });
 
   router.post('/deleteSecret', ...secretsOnly, async (ctx) => {
-    const { agentName, key } = validateBody(deleteSecretBody, ctx);
-    if (!(await removeAgentSecret(changes, agentName, key))) throw new AppError('notFound', `${agentName} has no secret ${key}.`);
+    const { agentName, key, forDrafts } = validateBody(deleteSecretBody, ctx);
+    if (!(await removeAgentSecret(changes, agentName, secretSetFor(forDrafts), key))) {
+      throw new AppError('notFound', `${agentName} has no secret ${key}${forDrafts ? ' for drafts' : ''}.`);
+    }
     ctx.body = { agentName, key };
   });
 
   router.post('/listSecrets', ...secretsOnly, async (ctx) => {
-    const { agentName } = validateBody(listSecretsBody, ctx);
-    ctx.body = { agentName, keys: await agentSecretKeys(deps.db, agentName) };
+    const { agentName, forDrafts } = validateBody(listSecretsBody, ctx);
+    ctx.body = { agentName, keys: await agentSecretKeys(deps.db, agentName, secretSetFor(forDrafts)) };
   });
 
   return router;

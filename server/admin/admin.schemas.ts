@@ -8,10 +8,13 @@ const dateTime = z.iso
 /** Body of /api/admin/usageReport and /api/admin/errorReport. */
 export const reportBody = z.strictObject({ since: dateTime.optional(), until: dateTime.optional() });
 
+/** Which set of the agent name's secrets a call is about (shared/agent-secrets.ts SecretSet). */
+const forDrafts = z.boolean().optional().describe("true: the secrets the agent name's drafts read (and nothing else); false or left out: those its published versions read");
+
 /** Bodies of /api/admin/setSecret, deleteSecret and listSecrets (DESIGN §13); names are checked by runs/agent-secrets.ts. */
-export const setSecretBody = z.strictObject({ agentName: z.string(), key: z.string(), value: z.string() });
-export const deleteSecretBody = z.strictObject({ agentName: z.string(), key: z.string() });
-export const listSecretsBody = z.strictObject({ agentName: z.string() });
+export const setSecretBody = z.strictObject({ agentName: z.string(), key: z.string(), value: z.string(), forDrafts });
+export const deleteSecretBody = z.strictObject({ agentName: z.string(), key: z.string(), forDrafts });
+export const listSecretsBody = z.strictObject({ agentName: z.string(), forDrafts });
 
 /** How far back a report goes when `since` is not given. */
 export const defaultReportDays = 30;

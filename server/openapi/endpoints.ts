@@ -302,6 +302,8 @@ export const endpoints: readonly Endpoint[] = [
     method: 'post',
     path: '/api/admin/setSecret',
     summary: "Sets one secret of an agent name (its runs read it as sys.secrets[key]); the value is sealed and never shown again",
+    description:
+      'An agent name has two sets of secrets: the production set its published versions read, and the set for drafts (`forDrafts: true`) that only the validation runs of its drafts read. A draft never sees the production set.',
     access: admins,
     request: setSecretBody,
     response: secretNameAnswer,
@@ -309,7 +311,7 @@ export const endpoints: readonly Endpoint[] = [
   {
     method: 'post',
     path: '/api/admin/deleteSecret',
-    summary: 'Removes one secret of an agent name',
+    summary: 'Removes one secret of an agent name, from the production set or (forDrafts: true) the set for drafts',
     access: admins,
     request: deleteSecretBody,
     response: secretNameAnswer,
@@ -318,7 +320,7 @@ export const endpoints: readonly Endpoint[] = [
   {
     method: 'post',
     path: '/api/admin/listSecrets',
-    summary: "The names (never the values) of an agent name's secrets",
+    summary: "The names (never the values) of an agent name's production secrets, or (forDrafts: true) of its secrets for drafts",
     access: admins,
     request: listSecretsBody,
     response: z.object({ agentName: z.string(), keys: z.array(z.string()) }),

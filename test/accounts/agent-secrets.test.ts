@@ -79,10 +79,12 @@ describe('agent secrets', () => {
     assert.deepEqual(listed.body, { agentName, keys: ['A_KEY', 'B_KEY'] });
   });
 
-  it('lets a draft of the agent name use them, masked in its trace and errors', async () => {
+  it('lets a draft of the agent name use those set for drafts, masked in its trace and errors', async () => {
     const agentName = uniqueAgentName('drafted');
     const value = `sk-draft-${randomBytes(8).toString('hex')}`;
-    await post(stack.url, '/api/admin/setSecret', { agentName, key: 'API_KEY', value }, { key: admin });
+    // A draft reads only the secrets set for drafts (DESIGN §13): see draft-secrets.test.ts.
+    const set = await post(stack.url, '/api/admin/setSecret', { agentName, key: 'API_KEY', value, forDrafts: true }, { key: admin });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
     const source = `export default async function (sys: any) {
   sys.log('the key is', sys.secrets.API_KEY);
   sys.vars.copy = sys.secrets.API_KEY.slice(0, 3);
@@ -109,7 +111,7 @@ describe('agent secrets', () => {
     const run = await execAgent(stack.url, developer, { agentName });
     assert.deepEqual(run.body.output, [{ type: 'text', text: `[${value}]` }]);
     const listed = await runCli(['secrets:list', '--agent', agentName, '--json']);
-    assert.deepEqual(listed.json, { agentName, keys: ['API_KEY'] });
+    assert.deepEqual(listed.json, { agentName, keys: ['API_KEY'], draftKeys: [] });
     const badKey = await runCli(['secrets:set', '--agent', agentName, '--key', 'has space'], {}, 'v');
     assert.equal(badKey.code, 1);
     assert.match(badKey.output, /--key must be a letter or _/);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { openSecret, sealSecret } from '../../shared/agent-secrets.js';
 import { createSecretBox } from '../../shared/secret-box.js';
 import { generateServiceAccountKey, keySecretMatches, parseServiceAccountKey } from '../../shared/service-account-key.js';
 
@@ -33,5 +34,25 @@ describe('secret box', () => {
     const ivs = new Set(seals.map((sealed) => sealed.split('.')[1]));
     assert.equal(ivs.size, seals.length);
     for (const [i, sealed] of seals.entries()) assert.equal(box.open(sealed), `answer ${i}`);
+  });
+});
+
+describe('sealed agent secrets', () => {
+  const box = createSecretBox('k'.repeat(32));
+
+  it('open only for the agent name, key and set they were sealed for', () => {
+    const forDrafts = sealSecret(box, 'chat', 'API_KEY', 'sk-test', 'drafts');
+    assert.equal(openSecret(box, 'chat', 'API_KEY', 'drafts', forDrafts), 'sk-test');
+    assert.throws(() => openSecret(box, 'chat', 'API_KEY', 'production', forDrafts), /another agent, key or set/);
+    const production = sealSecret(box, 'chat', 'API_KEY', 'sk-live', 'production');
+    assert.equal(openSecret(box, 'chat', 'API_KEY', 'production', production), 'sk-live');
+    assert.throws(() => openSecret(box, 'chat', 'API_KEY', 'drafts', production), /another agent, key or set/);
+    assert.throws(() => openSecret(box, 'other', 'API_KEY', 'production', production), /another agent, key or set/);
+  });
+
+  it('open production values sealed before there were sets', () => {
+    const before = box.seal(JSON.stringify(['chat', 'API_KEY', 'sk-live']));
+    assert.equal(openSecret(box, 'chat', 'API_KEY', 'production', before), 'sk-live');
+    assert.throws(() => openSecret(box, 'chat', 'API_KEY', 'drafts', before));
   });
 });

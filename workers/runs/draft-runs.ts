@@ -1,4 +1,5 @@
 import type { ExecutionResponse } from '../../shared/api.js';
+import type { SecretSet } from '../../shared/agent-secrets.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import type { TraceEvent } from '../../shared/trace.js';
 import type { Db } from '../../db/database.js';
@@ -18,6 +19,15 @@ export async function findDraftCode(db: Db, draftId: string): Promise<AgentCode 
   const draft = await findDraft(db, draftId);
   if (!draft?.code) return undefined;
   return { name: draft.agent_name, version: draft.revision, code: draft.code, sourceMap: draft.source_map ?? '' };
+}
+
+/**
+ * The agent secrets a run reads (DESIGN §13): a draft's run only those an admin set for drafts of its
+ * agent name, never the production ones. A draft's paused run resumes only as the same draft
+ * (runs/conversation-rules.ts pausedBySameAgent), so the job's `draft` says which code runs.
+ */
+export function secretSetOf(data: RunJobData): SecretSet {
+  return data.draft ? 'drafts' : 'production';
 }
 
 /** What a run of a draft found out beyond its response. */

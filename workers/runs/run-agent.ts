@@ -4,7 +4,7 @@ import { executionResponse } from '../../runs/execution-response.js';
 import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
 import type { SandboxError, SandboxOutcome, SandboxRun } from '../sandbox/sandbox.types.js';
-import { draftRunResponse } from './draft-runs.js';
+import { draftRunResponse, secretSetOf } from './draft-runs.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import type { RunStart } from './run-start.js';
 import { createSourceMapper, mapErrorToSource, type SourceMapper } from './source-position.js';
@@ -30,7 +30,7 @@ export async function runAgent(
   { hold, inline }: Pick<SandboxRun, 'hold' | 'inline'> = {},
 ): Promise<Ran> {
   const toSource = createSourceMapper(start.agent.sourceMap);
-  const secrets = await deps.secrets.get(deps.db, data.agentName);
+  const secrets = await deps.secrets.get(deps.db, data.agentName, secretSetOf(data));
   const secretValues = maskableValues(secrets);
   // A streamed validation sends each trace event as it happens; a non-streamed one answers with them all.
   const trace = data.draft
