@@ -19,6 +19,8 @@ export interface Config {
   workerMemoryMb: number;
   maxAgentRuntimeMs: number;
   agentMemoryMb: number;
+  /** CPU time one run may use (isolate CPU, not wall time); beyond it the run ends `timedOut` (DESIGN §12). */
+  agentCpuMs: number;
   agentHttpAllow: string[];
   /** Destinations webhooks may be delivered to (DESIGN §14), as AGENT_HTTP_ALLOW. */
   webhookAllow: string[];
@@ -96,6 +98,7 @@ const variables = {
   WORKER_MEMORY_MB: int(128),
   MAX_AGENT_RUNTIME_MS: int(100),
   AGENT_MEMORY_MB: int(8, 4096),
+  AGENT_CPU_MS: int(10),
   AGENT_HTTP_ALLOW: list,
   WEBHOOK_ALLOW: list,
   WEBHOOK_SWEEP_SECONDS: int(1, 86_400),
@@ -154,6 +157,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerMemoryMb: parsed.WORKER_MEMORY_MB ?? 2048,
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,
+    agentCpuMs: parsed.AGENT_CPU_MS ?? 10_000,
     agentHttpAllow: parsed.AGENT_HTTP_ALLOW ?? [],
     webhookAllow: parsed.WEBHOOK_ALLOW ?? [],
     webhookSweepSeconds: parsed.WEBHOOK_SWEEP_SECONDS ?? 60,

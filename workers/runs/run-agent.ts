@@ -49,6 +49,7 @@ export async function runAgent(
     journal: start.journal,
     memoryMb: deps.config.agentMemoryMb,
     maxRuntimeMs: deps.config.maxAgentRuntimeMs,
+    cpuMs: deps.config.agentCpuMs,
     fresh: data.draft !== undefined,
     signal,
     hold,

@@ -5,7 +5,7 @@ import { bootstrapFileName, maxPendingCalls, type RunConfig, type RunResult, typ
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
 import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall, replyWithError } from './host-calls.js';
 import { isIsolateIdle, type SandboxIsolate } from './sandbox-isolate.js';
-import { hasEnded, releaseReports, type Session } from './session.js';
+import { hasEnded, noteReturned, releaseReports, type Session } from './session.js';
 
 /**
  * One agent's code loaded into a context of a sandbox isolate: the bootstrap evaluated (the realm
@@ -96,9 +96,14 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
     }
   });
   // Called with applyIgnored (bootstrap/host.ts callAsync): the reply goes back through StartRun's `reply` step.
+  // Call 0 is a notice that wants no reply (bootstrap/host.ts noticeReturned).
   const hostAsync = new ivm.Reference((token: unknown, op: unknown, payload: unknown, outbox: unknown, call: unknown) => {
     if (typeof call !== 'number') return;
     const session = boundSession(binding, token);
+    if (call === 0) {
+      if (session && op === 'returned') noteReturned(session);
+      return;
+    }
     if (!session) return sendReply(binding, call, haltReply());
     // The bootstrap stops at the same limit; this holds even if it did not.
     if (binding.waiting.size >= maxPendingCalls) return sendReply(binding, call, endForTooManyPendingCalls(session));

@@ -16,6 +16,7 @@ import { stopOf } from './run-stop.js';
 import { createSandboxIsolate, disposalReason, isDisposed, isIsolateIdle, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 import { inlineContext } from './inline-contexts.js';
 import { turnToLoad } from './load-turns.js';
+import { watchRun } from './run-watch.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
 interface Held {
@@ -27,6 +28,8 @@ interface Held {
   running?: boolean;
   /** The run ended while its code was under way: called with `reusable` once the result is back. */
   unwound?: (reusable: boolean) => void;
+  /** Ends the run watch's look at the run's code (run-watch.ts), once it is over or the run ended. */
+  unwatch?: () => void;
 }
 
 /** Used when the caller passes no pool: one per process, like the isolated-vm thread pool it feeds. */
@@ -65,6 +68,7 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
         session.ended = true;
         clearTimeout(timer);
         run.signal?.removeEventListener('abort', onStop);
+        held.unwatch?.();
         releaseSandbox(pool, session, held);
         for (const sleeping of session.timers) clearTimeout(sleeping);
         closeFetchSlots(session.fetchSlots);
@@ -173,15 +177,18 @@ async function runInContext(pool: ContextPool, session: Session, held: Held, age
     return alreadyEnded;
   }
   held.running = true;
+  held.unwatch = watchRun(session, agent);
   let result: RunResult | 'interrupted';
   try {
     result = await runInAgentContext(agent, session, { sync });
   } catch (err) {
     held.running = false;
+    held.unwatch();
     held.unwound?.(false);
     throw err;
   }
   held.running = false;
+  held.unwatch();
   if (result === 'interrupted') return result;
   held.unwound?.(result.reusable);
   return endingFromResult(session, held, result);

@@ -1,5 +1,18 @@
+import { setFlagsFromString } from 'node:v8';
 import ivm from 'isolated-vm';
+import { noteProcessThreads } from './isolate-threads.js';
 import type { SandboxRun } from './sandbox.types.js';
+
+/**
+ * Buffers that grow outside the heap do not exist in an isolate (DESIGN §12). V8 commits the memory of
+ * a resizable ArrayBuffer (`maxByteLength`, `resize`) or a growable SharedArrayBuffer (`grow`) itself,
+ * past isolated-vm's allocator, so their growth counted against no limit: one run held 2 GiB. Without
+ * the feature the constructors ignore `maxByteLength` and there is no `resize` or `grow`; every other
+ * buffer is allocated by isolated-vm's allocator and counts in AGENT_MEMORY_MB. The flag is read as
+ * each context is made, so it is set before the first isolate; the process's own isolate does not use
+ * the feature. (WebAssembly, whose memory is outside the heap too, is removed by the lockdown.)
+ */
+setFlagsFromString('--no-harmony-rab-gsab');
 
 /**
  * What the runs sharing an isolate have in common: the same compiled code of the same agent, the
@@ -31,6 +44,12 @@ export interface SandboxIsolate {
   restless: boolean;
   /** Set when we dispose it ourselves; a disposed isolate without it hit its memory limit. */
   disposedBecause?: string;
+  /**
+   * V8 ran out of memory in it in a way isolated-vm cannot end cleanly (a Map or Set growing its table
+   * past the heap limit): its thread is parked for good and nothing under way in it ever answers. The
+   * runs in it are ended by the run watch (run-watch.ts); the isolate is disposed and never used again.
+   */
+  lost?: boolean;
 }
 
 export function tenancyKeyOf(run: Pick<SandboxRun, 'code' | 'agentName' | 'memoryMb' | 'caller' | 'fresh'>): TenancyKey {
@@ -47,7 +66,27 @@ export function tenancyKeyOf(run: Pick<SandboxRun, 'code' | 'agentName' | 'memor
  * isolate is disposed" beyond it).
  */
 export function createSandboxIsolate(key: TenancyKey): SandboxIsolate {
-  return { isolate: new ivm.Isolate({ memoryLimit: key.memoryMb }), key, contexts: 0, inFlight: 0, restless: false };
+  noteProcessThreads();
+  const sandbox: SandboxIsolate = {
+    // Without the handler, such an out-of-memory aborts the whole process.
+    isolate: new ivm.Isolate({ memoryLimit: key.memoryMb, onCatastrophicError: () => loseSandboxIsolate(sandbox) }),
+    key,
+    contexts: 0,
+    inFlight: 0,
+    restless: false,
+  };
+  return sandbox;
+}
+
+/** isolated-vm gave up on the isolate (SandboxIsolate `lost`): dispose of it, counting as its memory limit. */
+function loseSandboxIsolate(sandbox: SandboxIsolate): void {
+  sandbox.lost = true;
+  sandbox.restless = true;
+  try {
+    sandbox.isolate.dispose();
+  } catch {
+    // Already disposed.
+  }
 }
 
 export function isDisposed(sandbox: SandboxIsolate): boolean {

@@ -77,6 +77,8 @@ export interface SandboxRun {
   journal: JournalEntry[];
   memoryMb: number;
   maxRuntimeMs: number;
+  /** CPU time the run may use (AGENT_CPU_MS; run-watch.ts defaultCpuMs when not given). */
+  cpuMs?: number;
   /** Never take or give back a warm isolate (draft runs: a draft shares no warm state with a published agent). */
   fresh?: boolean;
   /**

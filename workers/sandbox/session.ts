@@ -31,11 +31,18 @@ export interface Session {
    * entry returns, in order; dropped with the entry when it is interrupted and the run starts over.
    */
   heldReports?: Array<() => void>;
+  /** When the agent returned or threw (epoch ms), as the isolate said; its result follows once its code is over (run-watch.ts). */
+  returnedAt?: number;
   /**
    * Ends the run; the first ending wins. Its context goes back to the pool of warm ones once the run's
    * code is over with nothing left pending (run-sandbox.ts); otherwise it is released.
    */
   end: (ending: Ending) => void;
+}
+
+/** The agent of the session's run returned (or threw); its result follows once its code is over. */
+export function noteReturned(session: Session): void {
+  session.returnedAt ??= Date.now();
 }
 
 export function hasEnded(session: Session): boolean {

@@ -25,7 +25,7 @@ export interface Host {
 }
 
 export type SyncOp = 'say' | 'html' | 'image' | 'log' | 'fail' | 'now' | 'trace' | 'tooManyPending' | 'fetchClose' | 'flush' | 'history';
-export type AsyncOp = 'sleep' | 'fetch' | 'fetchRead' | 'fetchRelay' | 'ask';
+export type AsyncOp = 'sleep' | 'fetch' | 'fetchRead' | 'fetchRelay' | 'ask' | 'returned';
 /**
  * Text written with sys.write (token streaming): nothing comes back, so it waits in the run's outbox
  * for the next host call. Parts and log lines still cross at once: one made just before code that
@@ -103,6 +103,16 @@ export async function callAsync(run: Run, op: AsyncOp, payload: Payload): Promis
     awaitingReply.delete(call);
     run.pending -= 1;
   }
+}
+
+/**
+ * Tells the host that the run's agent returned (or threw), as call 0, which wants no reply. The host
+ * gets the run's result once the isolate's microtasks have drained; a loop of promise callbacks the
+ * agent left running never lets them, and the host ends such a run (run-watch.ts) instead of waiting
+ * for its max runtime. Sent only when the host waits for the result that way (main.ts).
+ */
+export function noticeReturned(run: Run): void {
+  run.host.async.applyIgnored(undefined, [run.token, 'returned', '', '', 0]);
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { RunConfig, StartRun, ThrownDescription } from '../sandbox-protocol.js';
 import { describeThrown } from './describe.js';
-import { settleCall, takeOutbox, type Host, type Run } from './host.js';
+import { noticeReturned, settleCall, takeOutbox, type Host, type Run } from './host.js';
 import { apply, parseJson, regExpExec, toJson } from './intrinsics.js';
 import { lockDown, sealStackTraceHook } from './lockdown.js';
 import { installConsole, installJournaledDate, installSeededRandom } from './run-globals.js';
@@ -40,8 +40,12 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
   installConsole(currentRun);
   lockDown();
 
-  // The run entered synchronously last (StartRun `begin`), and its result once it has one.
-  let begun: { token: number; run: Run | undefined; ending: Promise<string>; text: string } | undefined;
+  // The run entered synchronously last (StartRun `begin`), and its result once it has one; `asked`:
+  // the host asked whether it settled within its entry (and awaits `finish` when it had not).
+  let begun: { token: number; run: Run | undefined; ending: Promise<string>; text: string; asked: boolean } | undefined;
+  // A run entered the usual way, or one entered synchronously that outlasted its entry, is over for the
+  // host when its result comes, after the microtasks drained: the host is told the agent returned.
+  const hostAwaitsDrain = (token: number) => begun === undefined || begun.token !== token || begun.asked;
   const startRun = async (token: number, configText: string, made?: (run: Run) => void): Promise<string> => {
     const config = parseJson(configText) as RunConfig;
     const run: Run = { host, token, pending: 0, trace: config.trace === true, outbox: [], outboxSize: 0 };
@@ -55,8 +59,10 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
       ending = await runAgent(loadAgentModule, makeSys(run, config));
     } catch (err) {
       const thrown = describeThrown(err);
+      if (hostAwaitsDrain(token)) noticeReturned(run);
       return toJson({ kind: 'threw', thrown, reusable: run.pending === 0, outbox: takeOutbox(run) });
     }
+    if (hostAwaitsDrain(token)) noticeReturned(run);
     // Code the run left queued may still call the host before the host has this result; the host
     // counts those calls itself (agent-context.ts). The output still queued comes with the result.
     const outbox = takeOutbox(run);
@@ -69,6 +75,7 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
     }
     if (how === 'settled' || how === 'finish') {
       const mine = begun !== undefined && begun.token === token ? begun : undefined;
+      if (mine !== undefined) mine.asked = true;
       if (how === 'settled') return { text: mine === undefined ? '' : mine.text, leftover: mine?.run !== undefined && mine.run.pending > 0 };
       return mine === undefined ? Promise.resolve('') : mine.ending;
     }
@@ -77,7 +84,7 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
     const ending = startRun(token, configText, (made) => (run = made));
     if (how === undefined) return ending;
     // startRun made its run before its first await (unless its config did not parse: it rejects then).
-    const mine = { token, run, ending, text: '' };
+    const mine = { token, run, ending, text: '', asked: false };
     begun = mine;
     void ending.then((text) => void (mine.text = text));
     return '';

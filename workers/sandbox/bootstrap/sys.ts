@@ -1,3 +1,4 @@
+import { maxJsonDepth } from '../../../shared/storable-text.js';
 import type { RunConfig } from '../sandbox-protocol.js';
 import { traced } from './call-site.js';
 import { formatLine } from './describe.js';
@@ -30,13 +31,44 @@ export function jsonText(value: unknown, what: string): string {
   if (value === null || typeof value !== 'object' || isArray(value)) {
     throw new RealTypeError(what + ' must be a plain object');
   }
-  return toJson(value, function (key, v: unknown) {
-    const type = typeof v;
-    if (type === 'function' || type === 'symbol') {
-      throw new RealTypeError(what + ' must stay JSON: ' + (key === '' ? 'it' : '"' + key + '"') + ' is a ' + type);
+  try {
+    return toJson(value, function (key, v: unknown) {
+      const type = typeof v;
+      if (type === 'function' || type === 'symbol') {
+        throw new RealTypeError(what + ' must stay JSON: ' + (key === '' ? 'it' : '"' + key + '"') + ' is a ' + type);
+      }
+      return v;
+    });
+  } catch (err) {
+    // Nested deep enough to overflow the stack: the same refusal the host gives past maxJsonDepth
+    // (variables.ts), not the overflow.
+    const path = tooDeep(value, maxJsonDepth);
+    if (path === undefined) throw err;
+    const refusal = new RealTypeError(what + ' is nested deeper than ' + maxJsonDepth + ' levels (at ' + [what, ...path].join('.') + '…)');
+    // Named '' so the message stands alone (error-codes.ts classifyThrown), word for word the host's.
+    refusal.name = '';
+    throw refusal;
+  }
+}
+
+/** The first three keys down to an object nested deeper than `maxDepth`, or undefined. Walks without recursion. */
+function tooDeep(value: object, maxDepth: number): string[] | undefined {
+  type Step = { value: unknown; depth: number; key: string; parent: Step | undefined };
+  const pending: Step[] = [{ value, depth: 0, key: '', parent: undefined }];
+  while (pending.length > 0) {
+    const step = pending.pop()!;
+    if (step.value === null || typeof step.value !== 'object') continue;
+    if (step.depth >= maxDepth) {
+      const path: string[] = [];
+      for (let at: Step | undefined = step; at !== undefined && at.parent !== undefined; at = at.parent) path.push(at.key);
+      return path.reverse().slice(0, 3);
     }
-    return v;
-  });
+    const keys = Object.keys(step.value);
+    for (let i = 0; i < keys.length; i++) {
+      pending.push({ value: (step.value as Record<string, unknown>)[keys[i]!], depth: step.depth + 1, key: keys[i]!, parent: step });
+    }
+  }
+  return undefined;
 }
 
 function makeResponse(result: FetchReply) {

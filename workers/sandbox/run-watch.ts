@@ -1,0 +1,109 @@
+import { waitsOnHost, type AgentContext } from './agent-context.js';
+import { failure, type Failure } from './error-codes.js';
+import { lowerNewThreads } from './isolate-threads.js';
+import { disposalReason, type SandboxIsolate } from './sandbox-isolate.js';
+import { hasEnded, type Session } from './session.js';
+
+/** AGENT_CPU_MS when a run does not say (DESIGN §12). */
+export const defaultCpuMs = 10_000;
+
+/** How often the runs in flight are looked at: their CPU time, whether they are stuck. */
+export const watchEveryMs = 100;
+
+/**
+ * A run whose agent returned is over once its code is: isolated-vm hands its result over when the
+ * isolate's microtasks have drained. Still not over this long after it returned, it left a loop of
+ * promise callbacks running, which never ends by itself (DESIGN §12: within 1 s of being stuck).
+ */
+export const stuckAfterReturnMs = 500;
+
+interface Watched {
+  readonly session: Session;
+  readonly agent: AgentContext;
+  /** CPU time charged to the run so far (ms). */
+  cpuMs: number;
+}
+
+const watched = new Set<Watched>();
+// Each isolate's CPU time (ns) at the last look, charged to its runs at the next.
+const lastCpu = new WeakMap<SandboxIsolate, bigint>();
+let timer: NodeJS.Timeout | undefined;
+
+/**
+ * Watches the run while its code is in `agent`'s isolate; call what is returned once it ended. The
+ * watch ends the run (session.end) when it has used more than its CPU time (`timedOut`, naming
+ * AGENT_CPU_MS), when its agent returned and its code still runs `stuckAfterReturnMs` later
+ * (`timedOut`), or when isolated-vm lost its isolate (`errorInAgent`, the memory limit). It also
+ * keeps the threads that run agent code at their lower priority (isolate-threads.ts).
+ */
+export function watchRun(session: Session, agent: AgentContext): () => void {
+  const entry: Watched = { session, agent, cpuMs: 0 };
+  const { sandbox } = agent;
+  if (!lastCpu.has(sandbox)) lastCpu.set(sandbox, cpuTimeOf(sandbox) ?? 0n);
+  watched.add(entry);
+  timer ??= setInterval(look, watchEveryMs).unref();
+  return () => watched.delete(entry);
+}
+
+function look(): void {
+  if (watched.size === 0) {
+    clearInterval(timer);
+    timer = undefined;
+    return;
+  }
+  lowerNewThreads();
+  const now = Date.now();
+  for (const [sandbox, runs] of byIsolate()) {
+    if (sandbox.lost) {
+      for (const run of runs) endRun(run, failure('errorInAgent', disposalReason(sandbox)));
+      continue;
+    }
+    chargeCpu(sandbox, runs);
+    for (const run of runs) {
+      const limit = run.session.run.cpuMs ?? defaultCpuMs;
+      if (run.cpuMs > limit) endRun(run, failure('timedOut', `the agent used more than ${limit} ms of CPU time (AGENT_CPU_MS)`));
+      else if (run.session.returnedAt !== undefined && now - run.session.returnedAt > stuckAfterReturnMs) {
+        endRun(run, failure('timedOut', `the agent returned, but code it left running (a loop of promise callbacks) was still running ${stuckAfterReturnMs} ms later`));
+      }
+    }
+  }
+}
+
+function byIsolate(): Map<SandboxIsolate, Watched[]> {
+  const groups = new Map<SandboxIsolate, Watched[]>();
+  for (const run of watched) {
+    const list = groups.get(run.agent.sandbox);
+    if (list) list.push(run);
+    else groups.set(run.agent.sandbox, [run]);
+  }
+  return groups;
+}
+
+/**
+ * The isolate's CPU time since the last look, shared equally by its runs that are computing (not
+ * waiting on the host); by all of them when none is. isolated-vm counts the time its thread spends in
+ * the isolate, a blocking wait (Atomics.wait) included.
+ */
+function chargeCpu(sandbox: SandboxIsolate, runs: Watched[]): void {
+  const cpu = cpuTimeOf(sandbox);
+  if (cpu === undefined) return;
+  const spentMs = Number(cpu - (lastCpu.get(sandbox) ?? cpu)) / 1e6;
+  lastCpu.set(sandbox, cpu);
+  if (spentMs <= 0) return;
+  const computing = runs.filter((run) => !waitsOnHost(run.agent));
+  const charged = computing.length > 0 ? computing : runs;
+  for (const run of charged) run.cpuMs += spentMs / charged.length;
+}
+
+function cpuTimeOf(sandbox: SandboxIsolate): bigint | undefined {
+  try {
+    return sandbox.isolate.isDisposed ? undefined : sandbox.isolate.cpuTime;
+  } catch {
+    return undefined;
+  }
+}
+
+function endRun(run: Watched, ending: Failure): void {
+  watched.delete(run);
+  if (!hasEnded(run.session)) run.session.end(ending);
+}
