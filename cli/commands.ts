@@ -15,6 +15,7 @@ import { resolveReportRange } from '../server/admin/admin.schemas.js';
 import { CommandError, oneOf, required, type Command, type CommandContext } from './command.js';
 import { deleteSecret, listSecrets, setSecret } from './agent-secrets.command.js';
 import { saveDraft } from './drafts.command.js';
+import { getLimits, setLimits } from './limits.command.js';
 import { formatTable } from './format-table.js';
 import { removeWebhook, setWebhook, webhookDeliveries } from './webhooks.command.js';
 import { announceServiceAccountChange } from './service-account-changes.js';
@@ -185,6 +186,8 @@ export const commands: Record<string, Command> = {
   'secrets:set': setSecret,
   'secrets:delete': deleteSecret,
   'secrets:list': listSecrets,
+  'limits:set': setLimits,
+  'limits:get': getLimits,
   'webhooks:set': setWebhook,
   'webhooks:delete': removeWebhook,
   'webhooks:deliveries': webhookDeliveries,

@@ -13,6 +13,7 @@ import * as webhooks from './migrations/0008_webhooks.js';
 import * as lz4Compression from './migrations/0009_lz4_compression.js';
 import * as oneConversationIndex from './migrations/0010_one_conversation_index_on_executions.js';
 import * as draftSecrets from './migrations/0011_draft_secrets.js';
+import * as callerLimits from './migrations/0012_caller_limits.js';
 
 export type Db = Kysely<Database>;
 
@@ -29,6 +30,7 @@ const migrations: Record<string, Migration> = {
   '0009_lz4_compression': lz4Compression,
   '0010_one_conversation_index_on_executions': oneConversationIndex,
   '0011_draft_secrets': draftSecrets,
+  '0012_caller_limits': callerLimits,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -209,6 +209,7 @@ export interface Database {
   usage_records: UsageRecordsTable;
   drafts: DraftsTable;
   agent_secrets: AgentSecretsTable;
+  caller_limits: CallerLimitsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
@@ -253,6 +254,16 @@ export interface AgentSecretsTable {
   updated_at: Generated<Date>;
 }
 
+/** Limits an admin set for one account (DESIGN §16); null = the default from config. */
+export interface CallerLimitsTable {
+  principal_kind: PrincipalKind;
+  principal_id: string;
+  runs_per_minute: number | null;
+  runs_in_flight: number | null;
+  weight: number | null;
+  updated_at: Generated<Date>;
+}
+
 export type User = Selectable<UsersTable>;
 export type ServiceAccount = Selectable<ServiceAccountsTable>;
 export type Session = Selectable<SessionsTable>;
@@ -262,3 +273,4 @@ export type Conversation = Selectable<ConversationsTable>;
 export type PausedAsk = Selectable<PausedAsksTable>;
 export type NewExecution = Insertable<ExecutionsTable>;
 export type Draft = Selectable<DraftsTable>;
+export type CallerLimitsRow = Selectable<CallerLimitsTable>;

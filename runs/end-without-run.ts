@@ -8,6 +8,7 @@ import { executionResponse, jobResponse } from './execution-response.js';
 import { resumeRunEventPublisher } from './run-event-publisher.js';
 import { recordRunMetrics } from './run-metrics.js';
 import { endingsWithoutRun } from './run-endings.js';
+import { releaseRunSlot } from './run-slots.js';
 import { leaveTurn } from './turns.js';
 
 export interface EndWithoutRunDeps {
@@ -20,7 +21,7 @@ export interface EndWithoutRunDeps {
 /**
  * A run to end without a run of its agent (run-endings.ts has each ending's result code and message).
  * A job's caller waits for the end (cancelled in the queue, a failed job): it is told through the
- * job's events, and the job's turn is left. A run given up by the web process waiting for it
+ * job's events, and the job's turn and its place among its caller's runs (run-slots.ts) are left. A run given up by the web process waiting for it
  * (noWorkerAnswered) is only recorded: that process answers its caller itself (503), and the run's
  * worker, if any, still holds the turn.
  */
@@ -68,7 +69,7 @@ export async function endWithoutRun(deps: EndWithoutRunDeps, end: RunToEnd, onSt
   if (rule.counted) void recordRunMetrics(deps.redis, prefix, response.resultCode);
   const recorded = await step('record', () => recordEndedRun(deps.db, data, response, reason), false);
   const turn = data.turn;
-  if (turn) await step('turn', () => leaveTurn(deps.redis, prefix, data.convid, turn), undefined);
+  await step('turn', () => Promise.all([turn && leaveTurn(deps.redis, prefix, data.convid, turn), releaseRunSlot(deps.redis, prefix, data.caller, data.runId)]), undefined);
   await step(
     'announce',
     async () => {

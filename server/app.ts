@@ -3,6 +3,7 @@ import Koa from 'koa';
 import { AppError } from '../shared/errors.js';
 import type { WebDeps } from './deps.js';
 import { adminRoutes } from './admin/admin.routes.js';
+import { limitsRoutes } from './admin/limits.routes.js';
 import { queueDashboard } from './admin/queue-dashboard.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { convRoutes } from './conv/conv.routes.js';
@@ -21,7 +22,7 @@ import { serveWebApp } from './web-app/web-app.js';
 
 /** The routers of each area, in the order the app tries them (exported for the test that every route is documented). */
 export function createRouters(deps: WebDeps): Router[] {
-  return [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps), openApiRoutes(deps)];
+  return [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps), limitsRoutes(deps), openApiRoutes(deps)];
 }
 
 /** The Koa application: middleware in order, then the routes of each area. */

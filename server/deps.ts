@@ -10,6 +10,7 @@ import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
 import type { BearerKeys } from './auth/bearer-keys.js';
+import type { CallerLimitsCache } from './exec/caller-limits-cache.js';
 import type { RunEvents } from './exec/run-events.js';
 import type { WebMetrics } from './ops/metrics.js';
 import type { UsageRecorder } from './usage/usage-recorder.js';
@@ -26,6 +27,8 @@ export interface WebDeps {
   runEvents: RunEvents;
   /** Service accounts by key id, cached while account changes are heard (server/auth/bearer-keys.ts). */
   bearerKeys: BearerKeys;
+  /** Each caller's limits (DESIGN §16), read from PostgreSQL at most every few seconds. */
+  callerLimits: CallerLimitsCache;
   logger: Logger;
   box: SecretBox;
   secrets: Secrets;

@@ -82,6 +82,7 @@ export const errorBody = z.object({
         rules: z.array(z.string()).optional().describe('passwordRules: the ids of the rules the password breaks.'),
         sessionEnded: z.literal(true).optional().describe('unauthenticated: the session cookie named a session that has ended.'),
         retryAfterSeconds: count.optional().describe('rateLimited: also sent as Retry-After.'),
+        limit: z.enum(['runsPerMinute', 'runsInFlight']).optional().describe('rateLimited by a limit per caller (DESIGN §16): which one.'),
       })
       .optional(),
   }),

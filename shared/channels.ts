@@ -97,3 +97,28 @@ export function runDurationMetricsKey(prefix: string): string {
 export function serviceAccountsChannel(prefix: string): string {
   return `${prefix}:service-accounts`;
 }
+
+/** An account as the caller-limit keys name it: `<kind>:<id>`. */
+export function callerName(principal: Pick<Principal, 'kind' | 'id'>): string {
+  return `${principal.kind}:${principal.id}`;
+}
+
+/** Sorted set of a caller's runs queued or running (DESIGN §16): member runId, score the epoch ms after which it is a leftover. */
+export function callerRunsKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>): string {
+  return `${prefix}:limits:runs:${callerName(principal)}`;
+}
+
+/** Count of the runs a caller started in one fixed minute window (`window` = epoch ms / 60,000, floored). */
+export function callerMinuteKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, window: number): string {
+  return `${prefix}:limits:minute:${callerName(principal)}:${window}`;
+}
+
+/** Sorted set of callers by their runs in flight as last counted (member callerName), for /api/admin/callerLoad. */
+export function callersInFlightKey(prefix: string): string {
+  return `${prefix}:limits:in-flight`;
+}
+
+/** Sorted set of callers by calls refused by a limit in one minute window (member callerName). */
+export function refusedCallersKey(prefix: string, window: number): string {
+  return `${prefix}:limits:refused:${window}`;
+}

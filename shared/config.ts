@@ -49,6 +49,9 @@ export interface Config {
   /** How long a worker's lock on a running job lasts unrenewed: a dead worker's runs end `unexpected` after about this long. */
   jobLockMs: number;
   bodyLimitBytes: number;
+  /** Default limits per caller (DESIGN §16), overridden per account by an admin; 0 = no limit. */
+  runsPerMinute: number;
+  runsInFlight: number;
   logLevel: string;
   /** The agent the web app's search box runs (the user's text goes to its inputs.query). */
   defaultAgent: string;
@@ -119,6 +122,8 @@ const variables = {
   STREAM_REPLAY_SECONDS: int(1),
   JOB_LOCK_MS: int(1000),
   BODY_LIMIT_BYTES: int(1024),
+  RUNS_PER_MINUTE: int(0),
+  RUNS_IN_FLIGHT: int(0),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   DEFAULT_AGENT: z.string().trim().regex(agentNamePattern, 'must be an agent name (a letter, then up to 63 letters, digits, _ or -)'),
 } as const;
@@ -179,6 +184,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     streamReplaySeconds: parsed.STREAM_REPLAY_SECONDS ?? 300,
     jobLockMs: parsed.JOB_LOCK_MS ?? 30_000,
     bodyLimitBytes: parsed.BODY_LIMIT_BYTES ?? 1_048_576,
+    runsPerMinute: parsed.RUNS_PER_MINUTE ?? 0,
+    runsInFlight: parsed.RUNS_IN_FLIGHT ?? 5000,
     logLevel: parsed.LOG_LEVEL ?? 'info',
     defaultAgent: parsed.DEFAULT_AGENT ?? 'hello',
   };

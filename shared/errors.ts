@@ -32,6 +32,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
+    /** Response headers that go with it (a 429's RateLimit fields). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message);
   }

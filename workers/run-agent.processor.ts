@@ -8,6 +8,7 @@ import { AbandonedRunError } from '../runs/commit.js';
 import { endWithoutRun } from '../runs/end-without-run.js';
 import { createRunEventPublisher } from '../runs/run-event-publisher.js';
 import { databaseUnavailable, type RunResult } from '../runs/run-endings.js';
+import { releaseRunSlot } from '../runs/run-slots.js';
 import type { RunMetricsRecorder } from '../runs/run-metrics.js';
 import { executeRun } from './runs/execute-run.js';
 import type { RunDeps, RunEventSink } from './runs/run-deps.js';
@@ -39,6 +40,14 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
     const tracked = deps.control.track(data.runId, jobSignal);
     // A call made with a session cookie ends `mustLogin` when the session ends while it runs.
     const stopWatching = data.sessionId ? deps.sessions.watch(data.sessionId, () => tracked.stop(sessionEnded)) : undefined;
+    // However it ends, the run stops counting against its caller's runs in flight (DESIGN §16): before
+    // its end is published, on the same connection, so a caller told of the end finds its place free.
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      releaseRunSlot(deps.publisher, deps.config.queuePrefix, data.caller, data.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'run place not given back; it lapses'));
+    };
     try {
       const publish = createRunEventPublisher(deps.publisher, deps.config.queuePrefix, data, replayMs(deps));
       const report = (err: unknown) => deps.logger.warn({ err, runId: data.runId }, 'run event not published');
@@ -57,6 +66,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
         if (isUnavailableError(err)) return unavailable(deps, data, err);
         throw err;
       });
+      release();
       if (!result) return;
       if (result.kind === 'refused') {
         await publish({ event: 'refused', data: { code: result.code, message: result.message } }).catch(report);
@@ -70,6 +80,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
         await deps.webhooks.add('deliver', { kind: 'deliver', runId: data.runId }, deliveryJobOptions(data.runId)).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'webhook delivery not queued; the sweep will'));
       }
     } finally {
+      release();
       stopWatching?.();
       tracked.done();
     }

@@ -19,7 +19,7 @@ export function execRoutes(deps: WebDeps): Router {
   router.post('/execAgent', authenticate(deps), async (ctx) => {
     const body = validateBody(execAgentBody, ctx);
     const idempotencyKey = readIdempotencyKey(ctx.get(idempotencyHeader));
-    const call = { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey };
+    const call = { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey, onAdmitted: (headers: Record<string, string>) => ctx.set(headers) };
     if (body.stream) return streamExecution(deps, ctx, call, readLastEventId(ctx.get('Last-Event-ID')));
     ctx.body = await executeAgent(deps, call);
   });
@@ -27,7 +27,7 @@ export function execRoutes(deps: WebDeps): Router {
   router.post('/submit', authenticate(deps), async (ctx) => {
     const body = validateBody(submitBody, ctx);
     const idempotencyKey = readIdempotencyKey(ctx.get(idempotencyHeader));
-    const call = { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey, background: true };
+    const call = { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey, background: true, onAdmitted: (headers: Record<string, string>) => ctx.set(headers) };
     const run = await launchLoggedRun(deps, call);
     const status = run.joined ? ((await readRun(deps, ctx.state.principal, run.runId))?.status ?? 'queued') : 'queued';
     ctx.status = 202;

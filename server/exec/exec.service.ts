@@ -10,6 +10,7 @@ import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active
 import type { ExecAgentBody } from './exec.schemas.js';
 import { claimIdempotencyKey, fingerprintRequest, releaseIdempotencyKey } from './idempotency.js';
 import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
+import { admitRun, releaseRun } from './run-admission.js';
 
 export interface ExecCall {
   caller: Principal;
@@ -27,6 +28,8 @@ export interface ExecCall {
    * first run takes the conversation's turn too, and later calls on it wait for it.
    */
   background?: boolean;
+  /** Given the RateLimit headers (DESIGN §16) once the call's run is admitted, for its answer to carry. */
+  onAdmitted?: (headers: Record<string, string>) => void;
 }
 
 /** A call's run as the web process sees it. */
@@ -64,9 +67,17 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
       run.finished();
     }
   }
-  const inline = await runInline(deps, call);
-  if (inline) return inline;
   const runId = randomUUID();
+  await admit(deps, call, runId);
+  const inline = await runInline(deps, call).catch((err: unknown) => {
+    releaseRun(deps, call.caller, runId);
+    throw err;
+  });
+  // Answered here: its place is given back now (the place is the call's, whatever id the inline run had).
+  if (inline) {
+    releaseRun(deps, call.caller, runId);
+    return inline;
+  }
   const answer = createAnswer();
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
@@ -134,16 +145,24 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
       return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, identity, storedResponse, finished: () => undefined };
     }
     try {
+      await admit(deps, call, runId);
       return await enqueueRun(deps, call, runId, { kind: 'log' }, claim.convid);
     } catch (err) {
       await releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
       throw err;
     }
   }
+  await admit(deps, call, runId);
   return enqueueRun(deps, call, runId, { kind: 'log' });
 }
 
-/** Queues the run, after taking its place in the conversation's order and registering it for cancel/attach. */
+/** Takes the run's place among its caller's runs (or throws 429 rateLimited) and hands the call its RateLimit headers. */
+async function admit(deps: WebDeps, call: ExecCall, runId: string): Promise<void> {
+  const { headers } = await admitRun(deps, call.caller, runId);
+  call.onAdmitted?.(headers);
+}
+
+/** Queues the admitted run (its place is given back if it cannot be queued), after taking its place in the conversation's order and registering it for cancel/attach. */
 async function enqueueRun(
   deps: WebDeps,
   call: ExecCall,
@@ -155,7 +174,13 @@ async function enqueueRun(
   const prefix = config.queuePrefix;
   const keepMs = turnLifetimeMs(config);
   const existing = call.body.convid !== undefined;
-  const place = existing || call.background ? await enqueueTurn(redis, prefix, convid, runId, keepMs) : null;
+  const place =
+    existing || call.background
+      ? await enqueueTurn(redis, prefix, convid, runId, keepMs).catch((err: unknown) => {
+          releaseRun(deps, call.caller, runId);
+          throw err;
+        })
+      : null;
   const turn = place?.member ?? null;
   // A call can be cancelled by what its caller knows while it runs: the ids it sent, and for a stream
   // (whose headers and start event come at once) the made-up request id and the new convid too.
@@ -179,6 +204,7 @@ async function enqueueRun(
   } catch (err) {
     if (turn) await leaveTurn(redis, prefix, convid, turn).catch(() => undefined);
     if (findable) await unregisterRun(redis, prefix, active).catch(() => undefined);
+    releaseRun(deps, call.caller, runId);
     throw err;
   }
   return {

@@ -18,6 +18,7 @@ export function renderErrors(logger: Logger): Middleware {
       if (appError.code === 'unavailable') ctx.set('Retry-After', '1');
       const retryAfter = appError.details?.retryAfterSeconds;
       if (typeof retryAfter === 'number') ctx.set('Retry-After', String(retryAfter));
+      if (appError.headers) ctx.set(appError.headers);
       ctx.body = { error: { code: appError.code, message: appError.message, ...(appError.details ? { details: appError.details } : {}) } };
     }
   };

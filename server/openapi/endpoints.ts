@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Role } from '../../shared/api.js';
 import * as api from '../../shared/api.schemas.js';
 import type { ErrorCode } from '../../shared/errors.js';
-import { deleteSecretBody, listSecretsBody, reportBody, setSecretBody } from '../admin/admin.schemas.js';
+import { callerLoadAnswer, deleteSecretBody, getLimitsBody, limitsAnswer, listSecretsBody, reportBody, setLimitsBody, setSecretBody } from '../admin/admin.schemas.js';
 import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
 import { getBody, listBody, pinBody } from '../conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
@@ -98,7 +98,7 @@ export const endpoints: readonly Endpoint[] = [
     request: execAgentBody,
     response: api.executionResponse,
     events: 'whenStreamTrue',
-    errors: ['agentNotFound', 'conversationBusy'],
+    errors: ['agentNotFound', 'conversationBusy', 'rateLimited'],
     headers: ['Idempotency-Key'],
   },
   {
@@ -132,7 +132,7 @@ export const endpoints: readonly Endpoint[] = [
     request: submitBody,
     response: submittedRun,
     status: 202,
-    errors: ['agentNotFound'],
+    errors: ['agentNotFound', 'rateLimited'],
     headers: ['Idempotency-Key'],
   },
   {
@@ -278,7 +278,7 @@ export const endpoints: readonly Endpoint[] = [
     request: validateDraftBody,
     response: validationResponse,
     events: 'whenStreamTrue',
-    errors: ['draftNotFound', 'conversationBusy'],
+    errors: ['draftNotFound', 'conversationBusy', 'rateLimited'],
   },
   // Reports (DESIGN §7).
   {
@@ -324,6 +324,34 @@ export const endpoints: readonly Endpoint[] = [
     access: admins,
     request: listSecretsBody,
     response: z.object({ agentName: z.string(), keys: z.array(z.string()) }),
+  },
+  // Limits per caller (DESIGN §16).
+  {
+    method: 'post',
+    path: '/api/admin/setLimits',
+    summary: "Sets an account's limits per caller (runsPerMinute, runsInFlight, weight); those not sent stay as they are",
+    description: 'Name the account by name (a service account) or email (a user). A limit set to null goes back to the default from config (RUNS_PER_MINUTE, RUNS_IN_FLIGHT; weight 1). Beyond a limit a call that would start a run is answered 429 rateLimited.',
+    access: admins,
+    request: setLimitsBody,
+    response: limitsAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/getLimits',
+    summary: 'The limits per caller that hold for an account, and which are the defaults',
+    access: admins,
+    request: getLimitsBody,
+    response: limitsAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/callerLoad',
+    summary: 'The 20 callers with the most runs queued or running plus calls refused by a limit in the last minute',
+    access: admins,
+    request: emptyBody,
+    response: callerLoadAnswer,
   },
   // Operations (README: Operations).
   { method: 'get', path: '/healthz', summary: 'Liveness: the process answers', access: anyone, response: api.liveness },

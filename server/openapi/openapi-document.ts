@@ -127,11 +127,19 @@ function errorResponses(endpoint: Endpoint): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of errorCodesOf(endpoint)) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
   const sorted = [...byStatus].sort(([a], [b]) => a - b);
-  return Object.fromEntries(sorted.map(([status, codes]) => [String(status), errorResponse(status, codes)]));
+  return Object.fromEntries(sorted.map(([status, codes]) => [String(status), errorResponse(status, codes, endpoint.path.startsWith('/api/exec/'))]));
 }
 
-function errorResponse(status: number, codes: ErrorCode[]): Record<string, unknown> {
-  const retryAfter = status === 429 || status === 503 ? { headers: { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } } } } : {};
+function errorResponse(status: number, codes: ErrorCode[], startsRuns: boolean): Record<string, unknown> {
+  const retryAfterHeader = { 'Retry-After': { description: 'Seconds to wait before trying again.', schema: { type: 'integer' } } };
+  // A refusal by a limit per caller (DESIGN §16) also names the limits, as the IETF draft "RateLimit header fields for HTTP" does.
+  const rateLimitHeaders = startsRuns && codes.includes('rateLimited')
+    ? {
+        'RateLimit-Policy': { description: 'The limits per caller that apply, e.g. `"minute";q=60;w=60, "inflight";q=5000;qu="concurrent-requests"` (sent with every answer when a per-minute limit applies).', schema: { type: 'string' } },
+        RateLimit: { description: 'What is left of each limit and in how many seconds it resets, e.g. `"minute";r=0;t=12`.', schema: { type: 'string' } },
+      }
+    : {};
+  const retryAfter = status === 429 || status === 503 ? { headers: { ...retryAfterHeader, ...(status === 429 ? rateLimitHeaders : {}) } } : {};
   // The error body, with `code` narrowed to the codes this endpoint answers with this status.
   const schema = { $ref: componentRef('ErrorBody'), type: 'object', properties: { error: { type: 'object', properties: { code: { enum: codes } } } } };
   return { description: codes.join(', '), ...retryAfter, content: { 'application/json': { schema } } };

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerRunMetrics } from './run-metrics.collector.js';
 
 /** The Prometheus metrics of one web process (DESIGN §7), exposed at GET /metrics. */
@@ -11,6 +11,8 @@ export interface WebMetrics {
   httpDuration: Histogram<'method' | 'route' | 'status'>;
   /** SSE streams this web process has open. */
   openStreams: Gauge;
+  /** Calls refused 429 by a limit per caller (DESIGN §16), by which limit: no account label, callers are unbounded. */
+  runsRefused: Counter<'limit'>;
 }
 
 /** Where the scrape-time numbers come from. */
@@ -51,8 +53,14 @@ export function createWebMetrics(sources: MetricSources): WebMetrics {
       for (const [queue, byState] of counts) for (const state of queueStates) this.set({ queue, state }, byState[state] ?? 0);
     },
   });
+  const runsRefused = new Counter({
+    name: 'agentexec_runs_refused_by_limit_total',
+    help: 'Calls refused 429 rateLimited by a limit per caller (runsPerMinute or runsInFlight), on this web process.',
+    labelNames: ['limit'] as const,
+    registers: [registry],
+  });
   registerRunMetrics(registry, sources.redis, sources.prefix);
-  return { registry, httpDuration, openStreams };
+  return { registry, httpDuration, openStreams, runsRefused };
 }
 
 /** Counts `res` among the open streams until it closes (a response already closed is not counted: it would never leave). */

@@ -51,10 +51,17 @@ export class NotFoundError extends AgentexecError {
 export class ConversationBusyError extends AgentexecError {
   override name = 'ConversationBusyError';
 }
-/** 429 `rateLimited`; `retryAfterSeconds` from the Retry-After header. */
+/**
+ * 429 `rateLimited`: a limit per caller (DESIGN §16), or too many failed sign-ins. `retryAfter` (also
+ * `retryAfterSeconds`): the seconds the Retry-After header said to wait. Calls that start a run are
+ * sent again by the client after that wait, up to `maxRetries` times, before this is thrown.
+ */
 export class RateLimitedError extends AgentexecError {
   override name = 'RateLimitedError';
   retryAfterSeconds: number | undefined;
+  get retryAfter(): number | undefined {
+    return this.retryAfterSeconds;
+  }
 }
 /** 503 `unavailable`: the service's database or Redis is down; retrying later is safe. */
 export class UnavailableError extends AgentexecError {

@@ -19,10 +19,15 @@ export interface PostOptions {
 /** Statuses worth a retry: the service or a proxy in front of it was briefly unavailable. */
 const retriedStatuses = new Set([502, 503, 504]);
 
+/** The longest Retry-After of a 429 the client waits out by itself; a longer one is the caller's to handle. */
+export const maxRateLimitWaitSeconds = 60;
+
 /**
  * POSTs a JSON body and answers the response once its status is a success; an error status becomes
  * the AgentexecError of its code. With `retry`, a failed connection or a 502/503/504 is tried again
- * after a backoff, up to `maxRetries` times.
+ * after a backoff, up to `maxRetries` times. A call that starts a run (it carries an Idempotency-Key,
+ * so sending it again never starts a second run) refused 429 `rateLimited` by a limit per caller is
+ * sent again after its Retry-After (DESIGN §16), also up to `maxRetries` times.
  */
 export async function postForResponse(transport: Transport, path: string, body: unknown, options: PostOptions = {}): Promise<Response> {
   for (let attempt = 0; ; attempt++) {
@@ -42,6 +47,12 @@ export async function postForResponse(transport: Transport, path: string, body: 
       continue;
     }
     if (response.ok) return response;
+    const rateLimitWait = response.status === 429 && attempt < transport.maxRetries ? rateLimitWaitMs(response, options) : undefined;
+    if (rateLimitWait !== undefined) {
+      await response.body?.cancel().catch(() => undefined);
+      await sleep(rateLimitWait, options.signal);
+      continue;
+    }
     if (options.retry && retriedStatuses.has(response.status) && attempt < transport.maxRetries) {
       await response.body?.cancel().catch(() => undefined);
       await backoff(attempt, options.signal);
@@ -84,9 +95,21 @@ function requestHeaders(transport: Transport, extra: Record<string, string> | un
   };
 }
 
+/** How long to wait before sending a rate-limited call again, or undefined: do not (no key, no usable Retry-After). */
+function rateLimitWaitMs(response: Response, options: PostOptions): number | undefined {
+  if (!options.headers?.['idempotency-key']) return undefined;
+  const seconds = Number(response.headers.get('retry-after'));
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > maxRateLimitWaitSeconds) return undefined;
+  // A little jitter, so callers refused together do not all come back in the same instant.
+  return seconds * 1000 + Math.random() * 250;
+}
+
 /** Waits before retry `attempt` (0-based): about 250 ms, doubling up to 5 s, with jitter; an abort ends the wait. */
 export function backoff(attempt: number, signal?: AbortSignal): Promise<void> {
-  const ms = Math.min(5000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
+  return sleep(Math.min(5000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2), signal);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {

@@ -1,0 +1,84 @@
+import { AppError } from '../shared/errors.js';
+import { callerLimitsMaxAgeMs } from '../server/exec/caller-limits-cache.js';
+import { findNamedAccount, limitRule, readCallerLimits, setCallerLimits, type AccountName, type EffectiveLimits, type LimitName, type LimitsChange, type NamedAccount } from '../runs/caller-limits.js';
+import { CommandError, type Command, type CommandContext } from './command.js';
+
+/**
+ * The limits per caller commands (DESIGN §16): `limits:set` changes the limits given and leaves the
+ * others; `default` puts one back to the default from config. Web processes see a change within
+ * a few seconds (they cache each caller's limits that long).
+ */
+
+const accountOptions = { name: { type: 'string' }, user: { type: 'string' } } as const;
+
+/** Each limit's option. */
+const limitOptions: Record<string, LimitName> = { 'runs-per-minute': 'runsPerMinute', 'in-flight': 'runsInFlight', weight: 'weight' };
+
+export const setLimits: Command = {
+  options: { ...accountOptions, 'runs-per-minute': { type: 'string' }, 'in-flight': { type: 'string' }, weight: { type: 'string' } },
+  async run(context) {
+    const named = accountName(context);
+    const change = readChange(context);
+    if (!Object.keys(change).length) throw new CommandError('give at least one of --runs-per-minute, --in-flight, --weight');
+    const account = await found(context, named);
+    const effective = await setCallerLimits(context.db, context.config, account, change);
+    return { text: `limits of ${describe(account)} set\n${formatLimits(effective)}\n(web processes apply them within ${callerLimitsMaxAgeMs / 1000} s)`, json: limitsJson(account, effective) };
+  },
+};
+
+export const getLimits: Command = {
+  options: accountOptions,
+  async run(context) {
+    const account = await found(context, accountName(context));
+    const effective = await readCallerLimits(context.db, context.config, account);
+    return { text: `limits of ${describe(account)}\n${formatLimits(effective)}`, json: limitsJson(account, effective) };
+  },
+};
+
+function accountName(context: CommandContext): AccountName {
+  const name = trimmed(context.values.name);
+  const email = trimmed(context.values.user);
+  if ((name === undefined) === (email === undefined)) throw new CommandError('give either --name ACCOUNT (a service account) or --user EMAIL (a user)');
+  return name !== undefined ? { name } : { email: email! };
+}
+
+/** Every limit option given, each checked; all the bad ones are named at once, and nothing is changed. */
+function readChange(context: CommandContext): LimitsChange {
+  const change: LimitsChange = {};
+  const problems: string[] = [];
+  for (const [option, limit] of Object.entries(limitOptions)) {
+    const raw = trimmed(context.values[option]);
+    if (raw === undefined) continue;
+    if (raw === 'default') change[limit] = null;
+    else if (/^\d{1,10}$/.test(raw) && (limit !== 'weight' || Number(raw) >= 1) && Number(raw) <= 1_000_000_000) change[limit] = Number(raw);
+    else problems.push(`--${option} ${limitRule(limit)}, or default`);
+  }
+  if (problems.length) throw new CommandError(problems.join('\n'));
+  return change;
+}
+
+async function found(context: CommandContext, named: AccountName): Promise<NamedAccount> {
+  try {
+    return await findNamedAccount(context.db, named);
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'notFound') throw new CommandError('name' in named ? `no service account named ${named.name}` : `no user with the email ${named.email}`);
+    throw err;
+  }
+}
+
+function trimmed(value: string | boolean | undefined): string | undefined {
+  return typeof value === 'string' && value.trim() ? value.trim() : undefined;
+}
+
+function describe(account: NamedAccount): string {
+  return account.kind === 'serviceAccount' ? `service account ${account.label}` : `user ${account.label}`;
+}
+
+function formatLimits({ limits, defaults }: EffectiveLimits): string {
+  const line = (name: LimitName, value: number) => `  ${name}: ${value === 0 && name !== 'weight' ? '0 (no limit)' : value}${defaults.includes(name) ? ' (default)' : ''}`;
+  return [line('runsPerMinute', limits.runsPerMinute), line('runsInFlight', limits.runsInFlight), line('weight', limits.weight)].join('\n');
+}
+
+function limitsJson(account: NamedAccount, { limits, defaults }: EffectiveLimits) {
+  return { account: { kind: account.kind, id: account.id, ...(account.kind === 'serviceAccount' ? { name: account.label } : { email: account.label }) }, limits, defaults };
+}

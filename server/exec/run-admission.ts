@@ -1,0 +1,61 @@
+import type { Principal } from '../../shared/api.js';
+import { AppError } from '../../shared/errors.js';
+import { minuteMs, minuteWindow, releaseRunSlot, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
+import type { WebDeps } from '../deps.js';
+
+/**
+ * The limits per caller at the door (DESIGN §16): every call that would start a run takes a place
+ * among its caller's runs in flight first (one Redis round trip, runs/run-slots.ts), and is refused
+ * 429 `rateLimited` with nothing started when a limit is reached. The headers are the IETF draft
+ * "RateLimit header fields for HTTP" (structured fields): `RateLimit-Policy` names each limit that
+ * applies, `RateLimit` what is left of it and in how many seconds it resets.
+ */
+
+/** A call's place, and the headers its answer carries (empty when no per-minute limit applies). */
+export interface Admission {
+  headers: Record<string, string>;
+}
+
+/** How long a place outlives a run whose end is never heard: the longest a call waits for its run, and a margin. */
+function leftoverAfterMs(deps: WebDeps): number {
+  const { config } = deps;
+  return config.convWaitMs + config.maxAgentRuntimeMs + 2 * config.jobLockMs + 60_000;
+}
+
+/** Takes the run's place for its caller, or throws 429 rateLimited (nothing taken). */
+export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>, runId: string): Promise<Admission> {
+  const limits = await deps.callerLimits.get(caller);
+  if (limits.runsPerMinute === 0 && limits.runsInFlight === 0) return { headers: {} };
+  const now = Date.now();
+  const answer = await takeRunSlot(deps.redis, deps.config.queuePrefix, caller, runId, limits, leftoverAfterMs(deps), now);
+  const resetSeconds = Math.max(1, Math.ceil(((minuteWindow(now) + 1) * minuteMs - now) / 1000));
+  const policies: string[] = [];
+  const left: string[] = [];
+  if (limits.runsPerMinute > 0) {
+    policies.push(`"minute";q=${limits.runsPerMinute};w=60`);
+    left.push(`"minute";r=${Math.max(0, limits.runsPerMinute - answer.usedInMinute)};t=${resetSeconds}`);
+  }
+  if (answer.admitted) return { headers: policies.length ? { 'RateLimit-Policy': policies.join(', '), RateLimit: left.join(', ') } : {} };
+  deps.metrics.runsRefused.inc({ limit: answer.refusedBy });
+  // A place in flight frees when one of the caller's runs ends: no time is known, so a second.
+  const retryAfterSeconds = answer.refusedBy === 'runsPerMinute' ? resetSeconds : 1;
+  if (answer.refusedBy === 'runsInFlight') {
+    policies.push(`"inflight";q=${limits.runsInFlight};qu="concurrent-requests"`);
+    left.push(`"inflight";r=0;t=1`);
+  }
+  throw new AppError('rateLimited', refusal(answer, limits.runsPerMinute, limits.runsInFlight), { retryAfterSeconds, limit: answer.refusedBy }, {
+    'RateLimit-Policy': policies.join(', '),
+    RateLimit: left.join(', '),
+  });
+}
+
+function refusal(answer: Extract<SlotAnswer, { admitted: false }>, perMinute: number, inFlight: number): string {
+  return answer.refusedBy === 'runsPerMinute'
+    ? `You have started ${perMinute} runs this minute, your limit; try again when the minute is over.`
+    : `You have ${inFlight} runs queued or running, your limit; try again when one has ended.`;
+}
+
+/** Gives back a place taken for a run that will not run after all, or that this process ran itself. */
+export function releaseRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>, runId: string): void {
+  releaseRunSlot(deps.redis, deps.config.queuePrefix, caller, runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId }, 'run place not given back; it lapses'));
+}
