@@ -98,8 +98,16 @@ export function createSandboxIsolate(key: TenancyKey): SandboxIsolate {
   return sandbox;
 }
 
+// Isolates lost so far in this process: each parks a thread for good (process-exit.ts).
+let lost = 0;
+
+export function lostIsolateCount(): number {
+  return lost;
+}
+
 /** isolated-vm gave up on the isolate (SandboxIsolate `lost`): dispose of it, counting as its memory limit. */
 function loseSandboxIsolate(sandbox: SandboxIsolate): void {
+  lost += 1;
   sandbox.lost = true;
   sandbox.restless = true;
   try {
