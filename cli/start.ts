@@ -5,6 +5,7 @@ import { openRuntime } from '../db/runtime.js';
 import { startWeb } from '../server/web.js';
 import { startWorkers } from '../workers/start-workers.js';
 import { startInlineRuns } from '../workers/inline-runs.js';
+import { exitProcess } from '../workers/sandbox/process-exit.js';
 
 /** `npm start`: one process for one machine — creates and migrates the database, then serves web + worker. */
 const config = loadConfig();
@@ -27,6 +28,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       .close()
       .then(() => worker.close())
       .then(() => runtime.db.destroy())
-      .finally(() => process.exit(0));
+      .finally(() => exitProcess(0));
   });
 }

@@ -3,6 +3,7 @@ import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../db/runtime.js';
 import { startWeb } from '../server/web.js';
 import { startInlineRuns } from '../workers/inline-runs.js';
+import { exitProcess } from '../workers/sandbox/process-exit.js';
 
 /** Entry point of a web process (Procfile `web`): the API, answering short runs itself (workers/inline-runs.ts). */
 const config = loadConfig();
@@ -19,6 +20,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       .close()
       .then(() => runtime.db.destroy())
       .then(() => logger.info('web stopped'))
-      .finally(() => process.exit(0));
+      .finally(() => exitProcess(0));
   });
 }

@@ -21,6 +21,8 @@ export interface Config {
   agentMemoryMb: number;
   /** CPU time one run may use (isolate CPU, not wall time); beyond it the run ends `timedOut` (DESIGN §12). */
   agentCpuMs: number;
+  /** Niceness of the threads that run agent code (workers/sandbox/isolate-threads.ts); 0 leaves them at the event loop's. */
+  agentThreadNice: number;
   agentHttpAllow: string[];
   /** Destinations webhooks may be delivered to (DESIGN §14), as AGENT_HTTP_ALLOW. */
   webhookAllow: string[];
@@ -102,6 +104,7 @@ const variables = {
   MAX_AGENT_RUNTIME_MS: int(100),
   AGENT_MEMORY_MB: int(8, 4096),
   AGENT_CPU_MS: int(10),
+  AGENT_THREAD_NICE: int(0, 19),
   AGENT_HTTP_ALLOW: list,
   WEBHOOK_ALLOW: list,
   WEBHOOK_SWEEP_SECONDS: int(1, 86_400),
@@ -163,6 +166,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,
     agentCpuMs: parsed.AGENT_CPU_MS ?? 10_000,
+    agentThreadNice: parsed.AGENT_THREAD_NICE ?? 19,
     agentHttpAllow: parsed.AGENT_HTTP_ALLOW ?? [],
     webhookAllow: parsed.WEBHOOK_ALLOW ?? [],
     webhookSweepSeconds: parsed.WEBHOOK_SWEEP_SECONDS ?? 60,

@@ -20,6 +20,7 @@ import { watchLoopLag } from './runs/loop-lag.js';
 import { runInline } from './runs/inline-run.js';
 import type { RunDeps } from './runs/run-deps.js';
 import { createContextPool } from './sandbox/context-pool.js';
+import { setAgentThreadNice } from './sandbox/isolate-threads.js';
 import { subscribeToControl } from './control-channel.js';
 
 export interface InlineRunsDeps {
@@ -64,6 +65,7 @@ export async function startInlineRuns(
     if (message.type === 'secrets') secrets.drop(message.agentName);
   });
   // Each context in an isolate of its own (run-sandbox.ts), ~2 MB: fewer kept than a worker keeps, as this process serves calls first.
+  setAgentThreadNice(config.agentThreadNice);
   const isolates = createContextPool({ maxIdle: maxIdleContexts });
   const runDeps: RunDeps = {
     ...deps,

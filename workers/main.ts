@@ -2,6 +2,7 @@ import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../db/runtime.js';
 import { startWorkers } from './start-workers.js';
+import { exitProcess } from './sandbox/process-exit.js';
 
 /** Entry point of a worker process (Procfile `worker`). */
 const config = loadConfig();
@@ -19,6 +20,6 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       .close()
       .then(() => runtime.db.destroy())
       .then(() => logger.info('worker stopped'))
-      .finally(() => process.exit(0));
+      .finally(() => exitProcess(0));
   });
 }

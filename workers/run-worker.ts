@@ -16,6 +16,7 @@ import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
 import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
 import { createContextPool } from './sandbox/context-pool.js';
+import { setAgentThreadNice } from './sandbox/isolate-threads.js';
 import { createSessionWatch } from './runs/session-watch.js';
 import { applyMemoryBackpressure } from './memory-backpressure.js';
 import { createRunControl } from './runs/run-control.js';
@@ -46,6 +47,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
   const control = createRunControl();
   const turns = createConversationTurns<HeldConversation>(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
+  setAgentThreadNice(config.agentThreadNice);
   const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
   const sessions = createSessionWatch(deps);
   const secrets = createAgentSecretsCache(deps.box);

@@ -35,6 +35,8 @@ async function probe(url: string): Promise<void> {
     const started = performance.now();
     const res = await fetch(`${url}/healthz`);
     await res.arrayBuffer();
+    // A process that stops answering ends the probe, and stop() then rejects.
+    if (!res.ok) throw new Error(`/healthz answered ${res.status}`);
     // The first fetch of a process loads and compiles its HTTP client: it is the probe's own warm-up.
     if (ready) latencies.push(performance.now() - started);
     else process.send!('ready');

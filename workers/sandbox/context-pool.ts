@@ -1,6 +1,6 @@
 import type ivm from 'isolated-vm';
 import { releaseAgentContext, type AgentContext } from './agent-context.js';
-import { createSandboxIsolate, disposeSandboxIsolate, isDisposed, isIsolateIdle, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
+import { createSandboxIsolate, disposeSandboxIsolate, heapLimitMb, isDisposed, isIsolateIdle, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 
 export interface ContextPoolOptions {
   /** Idle contexts kept in total, over all agents and callers; the least recently used goes first. 0 turns reuse off. */
@@ -261,7 +261,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
 
   function sealIfFull(tenancy: Tenancy, heap: ivm.HeapStatistics): void {
     const used = heap.used_heap_size + heap.externally_allocated_size;
-    if (used <= tenancy.sandbox.key.memoryMb * 1024 * 1024 * heapSealShare) return;
+    if (used <= heapLimitMb(tenancy.sandbox.key.memoryMb) * 1024 * 1024 * heapSealShare) return;
     retire(tenancy);
   }
 

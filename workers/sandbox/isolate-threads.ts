@@ -9,9 +9,15 @@ import { setPriority } from 'node:os';
  * isolate (the event loop, V8's and libuv's workers) is moved to `agentThreadNice`, so a caller
  * computing in as many isolates as it likes takes only the CPU the event loop leaves: /healthz and
  * the other callers' requests are served first. Linux applies setpriority to a single thread when
- * given its id; elsewhere the ids are not listed and nothing changes.
+ * given its id; elsewhere the ids are not listed and nothing changes. AGENT_THREAD_NICE sets the
+ * niceness (19, the lowest priority; 0 leaves the threads as they are).
  */
-export const agentThreadNice = 19;
+let agentThreadNice = 19;
+
+/** The niceness of the threads that run agent code (AGENT_THREAD_NICE), for threads moved from now on. */
+export function setAgentThreadNice(nice: number): void {
+  agentThreadNice = nice;
+}
 
 const taskDir = '/proc/self/task';
 // Threads that were there before any isolate, or were already moved.
@@ -29,6 +35,7 @@ export function noteProcessThreads(): void {
 /** Moves the threads made since the last call (isolated-vm's) to `agentThreadNice`. Cheap: one directory read. */
 export function lowerNewThreads(): void {
   if (!known) noteProcessThreads();
+  if (agentThreadNice === 0) return;
   for (const id of listThreads()) {
     if (known!.has(id)) continue;
     known!.add(id);

@@ -69,6 +69,7 @@ function look(): void {
   }
 }
 
+/** The runs watched, by isolate, each list in the order the runs entered (a Set iterates in insertion order). */
 function byIsolate(): Map<SandboxIsolate, Watched[]> {
   const groups = new Map<SandboxIsolate, Watched[]>();
   for (const run of watched) {
@@ -80,9 +81,11 @@ function byIsolate(): Map<SandboxIsolate, Watched[]> {
 }
 
 /**
- * The isolate's CPU time since the last look, shared equally by its runs that are computing (not
- * waiting on the host); by all of them when none is. isolated-vm counts the time its thread spends in
- * the isolate, a blocking wait (Atomics.wait) included.
+ * The isolate's CPU time since the last look, charged to the run that was computing in it: the
+ * earliest entered of its runs not waiting on the host. An isolate runs one task at a time, in the
+ * order they came, so a run queued behind a busy one has not started and is not charged; when every
+ * run waits on the host (the time went between their calls), the earliest is. isolated-vm counts the
+ * time its thread spends in the isolate, a blocking wait (Atomics.wait) included.
  */
 function chargeCpu(sandbox: SandboxIsolate, runs: Watched[]): void {
   const cpu = cpuTimeOf(sandbox);
@@ -90,9 +93,8 @@ function chargeCpu(sandbox: SandboxIsolate, runs: Watched[]): void {
   const spentMs = Number(cpu - (lastCpu.get(sandbox) ?? cpu)) / 1e6;
   lastCpu.set(sandbox, cpu);
   if (spentMs <= 0) return;
-  const computing = runs.filter((run) => !waitsOnHost(run.agent));
-  const charged = computing.length > 0 ? computing : runs;
-  for (const run of charged) run.cpuMs += spentMs / charged.length;
+  const computing = runs.find((run) => !waitsOnHost(run.agent)) ?? runs[0]!;
+  computing.cpuMs += spentMs;
 }
 
 function cpuTimeOf(sandbox: SandboxIsolate): bigint | undefined {

@@ -15,6 +15,15 @@ import type { SandboxRun } from './sandbox.types.js';
 setFlagsFromString('--no-harmony-rab-gsab');
 
 /**
+ * The worker's `node` runs with `--max-semi-space-size=32` (a young generation that suits its own heap,
+ * docs/operations.md); V8 gives that to every isolate made while the flag is set, over isolated-vm's
+ * young generation sized for the isolate's limit: an isolate filling a 32 MB heap with small objects
+ * then took 214 MB of RSS instead of 66. The process's own heap was sized at its start and keeps its
+ * young generation (measured: new space 64 MB either way); isolates made from now on get theirs.
+ */
+setFlagsFromString('--max-semi-space-size=0');
+
+/**
  * What the runs sharing an isolate have in common: the same compiled code of the same agent, the
  * same memory limit, and the same caller. Runs of one caller may share an isolate (each in a context
  * of its own); runs of two callers never do, so nothing one caller's run does to its isolate (fill
@@ -62,6 +71,17 @@ export function tenancyKeyOf(run: Pick<SandboxRun, 'code' | 'agentName' | 'memor
 }
 
 /**
+ * The heap limit isolated-vm is given for AGENT_MEMORY_MB: half of it. V8 lets a heap of small objects
+ * grow to about twice its limit before isolated-vm's check after a full collection ends it (measured:
+ * 108–136 MB of RSS for a 64 MB limit, 64–68 MB for 32), so half keeps the isolate's RSS within
+ * AGENT_MEMORY_MB (DESIGN §12: never more RSS than the limit). Buffers count against the same half.
+ * isolated-vm takes no less than 8 MB.
+ */
+export function heapLimitMb(memoryMb: number): number {
+  return Math.max(8, Math.floor(memoryMb / 2));
+}
+
+/**
  * A new isolate. The heap limit is the isolate's: the runs sharing it share it (DESIGN §12, "the
  * isolate is disposed" beyond it).
  */
@@ -69,7 +89,7 @@ export function createSandboxIsolate(key: TenancyKey): SandboxIsolate {
   noteProcessThreads();
   const sandbox: SandboxIsolate = {
     // Without the handler, such an out-of-memory aborts the whole process.
-    isolate: new ivm.Isolate({ memoryLimit: key.memoryMb, onCatastrophicError: () => loseSandboxIsolate(sandbox) }),
+    isolate: new ivm.Isolate({ memoryLimit: heapLimitMb(key.memoryMb), onCatastrophicError: () => loseSandboxIsolate(sandbox) }),
     key,
     contexts: 0,
     inFlight: 0,
@@ -78,8 +98,16 @@ export function createSandboxIsolate(key: TenancyKey): SandboxIsolate {
   return sandbox;
 }
 
+// Isolates lost so far in this process: each parks a thread for good (process-exit.ts).
+let lost = 0;
+
+export function lostIsolateCount(): number {
+  return lost;
+}
+
 /** isolated-vm gave up on the isolate (SandboxIsolate `lost`): dispose of it, counting as its memory limit. */
 function loseSandboxIsolate(sandbox: SandboxIsolate): void {
+  lost += 1;
   sandbox.lost = true;
   sandbox.restless = true;
   try {
