@@ -68,7 +68,7 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
     }
   }
   const runId = randomUUID();
-  await admit(deps, call, runId);
+  const priority = await admit(deps, call, runId);
   const inline = await runInline(deps, call).catch((err: unknown) => {
     releaseRun(deps, call.caller, runId);
     throw err;
@@ -82,7 +82,7 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
   try {
-    const run = await enqueueRun(deps, call, runId, { kind: 'inbox', channel: deps.runEvents.inboxChannel });
+    const run = await enqueueRun(deps, call, runId, priority, { kind: 'inbox', channel: deps.runEvents.inboxChannel });
     const stopWatching = watchForLostAnswer(deps, run.identity, answer);
     try {
       return await withDeadline(answer.promise, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.identity));
@@ -145,21 +145,25 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
       return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, identity, storedResponse, finished: () => undefined };
     }
     try {
-      await admit(deps, call, runId);
-      return await enqueueRun(deps, call, runId, { kind: 'log' }, claim.convid);
+      const priority = await admit(deps, call, runId);
+      return await enqueueRun(deps, call, runId, priority, { kind: 'log' }, claim.convid);
     } catch (err) {
       await releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
       throw err;
     }
   }
-  await admit(deps, call, runId);
-  return enqueueRun(deps, call, runId, { kind: 'log' });
+  const priority = await admit(deps, call, runId);
+  return enqueueRun(deps, call, runId, priority, { kind: 'log' });
 }
 
-/** Takes the run's place among its caller's runs (or throws 429 rateLimited) and hands the call its RateLimit headers. */
-async function admit(deps: WebDeps, call: ExecCall, runId: string): Promise<void> {
-  const { headers } = await admitRun(deps, call.caller, runId);
+/**
+ * Takes the run's place among its caller's runs (or throws 429 rateLimited) and hands the call its
+ * RateLimit headers; answers the run's priority in the queue (fair share, runs/fair-priority.ts).
+ */
+async function admit(deps: WebDeps, call: ExecCall, runId: string): Promise<number> {
+  const { headers, priority } = await admitRun(deps, call.caller, runId);
   call.onAdmitted?.(headers);
+  return priority;
 }
 
 /** Queues the admitted run (its place is given back if it cannot be queued), after taking its place in the conversation's order and registering it for cancel/attach. */
@@ -167,6 +171,7 @@ async function enqueueRun(
   deps: WebDeps,
   call: ExecCall,
   runId: string,
+  priority: number,
   events: RunJobData['events'],
   convid = call.body.convid ?? randomUUID(),
 ): Promise<LaunchedRun> {
@@ -199,7 +204,7 @@ async function enqueueRun(
   try {
     await Promise.all([
       findable && registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
-      deps.queue.add('run', data, { jobId: runId, removeOnComplete: true, removeOnFail: true }),
+      deps.queue.add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true }),
     ]);
   } catch (err) {
     if (turn) await leaveTurn(redis, prefix, convid, turn).catch(() => undefined);

@@ -1,6 +1,7 @@
 import type { Principal } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
 import { minuteMs, minuteWindow, releaseRunSlot, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
+import { fairPriority } from '../../runs/fair-priority.js';
 import type { WebDeps } from '../deps.js';
 
 /**
@@ -14,6 +15,8 @@ import type { WebDeps } from '../deps.js';
 /** A call's place, and the headers its answer carries (empty when no per-minute limit applies). */
 export interface Admission {
   headers: Record<string, string>;
+  /** The run's priority in the queue: its place among its caller's runs in flight, by weight (runs/fair-priority.ts). */
+  priority: number;
 }
 
 /** How long a place outlives a run whose end is never heard: the longest a call waits for its run, and a margin. */
@@ -25,7 +28,7 @@ function leftoverAfterMs(deps: WebDeps): number {
 /** Takes the run's place for its caller, or throws 429 rateLimited (nothing taken). */
 export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>, runId: string): Promise<Admission> {
   const limits = await deps.callerLimits.get(caller);
-  if (limits.runsPerMinute === 0 && limits.runsInFlight === 0) return { headers: {} };
+  // Counted also when no limit applies: the count is the run's place for fair share.
   const now = Date.now();
   const answer = await takeRunSlot(deps.redis, deps.config.queuePrefix, caller, runId, limits, leftoverAfterMs(deps), now);
   const resetSeconds = Math.max(1, Math.ceil(((minuteWindow(now) + 1) * minuteMs - now) / 1000));
@@ -35,7 +38,10 @@ export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | '
     policies.push(`"minute";q=${limits.runsPerMinute};w=60`);
     left.push(`"minute";r=${Math.max(0, limits.runsPerMinute - answer.usedInMinute)};t=${resetSeconds}`);
   }
-  if (answer.admitted) return { headers: policies.length ? { 'RateLimit-Policy': policies.join(', '), RateLimit: left.join(', ') } : {} };
+  if (answer.admitted) {
+    const headers: Record<string, string> = policies.length ? { 'RateLimit-Policy': policies.join(', '), RateLimit: left.join(', ') } : {};
+    return { headers, priority: fairPriority(answer.inFlight, limits.weight) };
+  }
   deps.metrics.runsRefused.inc({ limit: answer.refusedBy });
   // A place in flight frees when one of the caller's runs ends: no time is known, so a second.
   const retryAfterSeconds = answer.refusedBy === 'runsPerMinute' ? resetSeconds : 1;
