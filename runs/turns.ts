@@ -19,6 +19,19 @@ redis.call('PEXPIRE', KEYS[2], ARGV[2])
 if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[1] then return 1 end
 return 0`;
 
+// As enqueueScript, but only when no live call holds or waits for the conversation (ifBusy: reject):
+// -1 then, and nothing is added. A member older than ARGV[3] (epoch ms) is a leftover and not counted.
+const enqueueIfIdleScript = `
+for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  local arrived = tonumber(string.match(member, '^(%d+):'))
+  if arrived and arrived > tonumber(ARGV[3]) then return -1 end
+end
+local ticket = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ticket, ARGV[1])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+return 1`;
+
 /** Extra life of an entry past the longest wait and run: older ones are leftovers of a dead process. */
 const graceMs = 60_000;
 
@@ -48,6 +61,17 @@ export async function enqueueTurn(redis: Redis, prefix: string, convid: string, 
   const member = `${Date.now()}:${runId}`;
   const first = await redis.eval(enqueueScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs);
   return { member, first: first === 1 };
+}
+
+/**
+ * Takes a ticket only when no call is queued or running on the conversation (DESIGN §16 `ifBusy:
+ * reject`); undefined, with nothing taken, when one is.
+ */
+export async function enqueueTurnIfIdle(redis: Redis, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn | undefined> {
+  const now = Date.now();
+  const member = `${now}:${runId}`;
+  const taken = await redis.eval(enqueueIfIdleScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs, now - keepMs);
+  return taken === 1 ? { member, first: true } : undefined;
 }
 
 /** Drops a call from the order (it ended, was cancelled while queued, or never ran). */

@@ -11,6 +11,12 @@ export const execAgentBody = z.strictObject({
   inputs: jsonObject.optional(),
   convid: convid.optional(),
   stream: z.boolean().optional(),
+  /**
+   * A call on a conversation with a run queued or running (DESIGN §16): `enqueue` waits its turn (the
+   * default), `reject` is refused 409 conversationBusy with nothing queued, `interrupt` stops those
+   * runs (they end `stopped`, keeping nothing) and runs next.
+   */
+  ifBusy: z.enum(['enqueue', 'reject', 'interrupt'], 'must be enqueue, reject or interrupt').optional(),
 });
 
 export type ExecAgentBody = z.infer<typeof execAgentBody>;

@@ -4,7 +4,8 @@ import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
-import { enqueueTurn, leaveTurn, turnLifetimeMs } from '../../runs/turns.js';
+import { enqueueTurn, enqueueTurnIfIdle, leaveTurn, turnLifetimeMs, type Turn } from '../../runs/turns.js';
+import { cancelRuns } from './cancel.service.js';
 import type { WebDeps } from '../deps.js';
 import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
@@ -179,13 +180,7 @@ async function enqueueRun(
   const prefix = config.queuePrefix;
   const keepMs = turnLifetimeMs(config);
   const existing = call.body.convid !== undefined;
-  const place =
-    existing || call.background
-      ? await enqueueTurn(redis, prefix, convid, runId, keepMs).catch((err: unknown) => {
-          releaseRun(deps, call.caller, runId);
-          throw err;
-        })
-      : null;
+  const place = existing || call.background ? await takeTurn(deps, call, convid, runId, keepMs) : null;
   const turn = place?.member ?? null;
   // A call can be cancelled by what its caller knows while it runs: the ids it sent, and for a stream
   // (whose headers and start event come at once) the made-up request id and the new convid too.
@@ -220,6 +215,27 @@ async function enqueueRun(
     identity: data,
     finished: () => void (findable && unregisterRun(redis, prefix, active).catch(() => undefined)),
   };
+}
+
+/**
+ * The call's place in its conversation's order, as its `ifBusy` says (DESIGN §16): after the calls
+ * queued or running (`enqueue`), only when there are none (`reject`: 409 conversationBusy, nothing
+ * queued), or after stopping them (`interrupt`: they end `stopped` and keep nothing; this call is next).
+ * The run's place among its caller's runs is given back when it takes none.
+ */
+async function takeTurn(deps: WebDeps, call: ExecCall, convid: string, runId: string, keepMs: number): Promise<Turn> {
+  const { redis, config } = deps;
+  const ifBusy = call.body.convid === undefined ? 'enqueue' : (call.body.ifBusy ?? 'enqueue');
+  try {
+    if (ifBusy === 'interrupt') await cancelRuns(deps, call.caller, { convid });
+    if (ifBusy !== 'reject') return await enqueueTurn(redis, config.queuePrefix, convid, runId, keepMs);
+    const turn = await enqueueTurnIfIdle(redis, config.queuePrefix, convid, runId, keepMs);
+    if (!turn) throw new AppError('conversationBusy', 'The conversation has a run queued or running, and this call said ifBusy: reject; nothing was queued.');
+    return turn;
+  } catch (err) {
+    releaseRun(deps, call.caller, runId);
+    throw err;
+  }
 }
 
 /** The run of a call as a job describes it; `sealedInputs` only for a job that is queued (an inline run has its inputs at hand). */

@@ -132,7 +132,7 @@ export const endpoints: readonly Endpoint[] = [
     request: submitBody,
     response: submittedRun,
     status: 202,
-    errors: ['agentNotFound', 'rateLimited'],
+    errors: ['agentNotFound', 'conversationBusy', 'rateLimited'],
     headers: ['Idempotency-Key'],
   },
   {

@@ -22,6 +22,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Made once per call when not given; every retry of the call sends the same one. */
   idempotencyKey?: string;
+  /**
+   * With `convid`, when the conversation has a run queued or running: wait for it (`enqueue`, the
+   * default), fail with ConversationBusy (`reject`), or stop it and run next (`interrupt`).
+   */
+  ifBusy?: 'enqueue' | 'reject' | 'interrupt';
 }
 
 export type CancelTarget = { convid: string } | { runId: string } | { requestId: string };
@@ -138,7 +143,7 @@ export class AgentexecClient {
 }
 
 function execBody(agentName: string, inputs: JsonObject, options: CallOptions): Record<string, unknown> {
-  return { agentName, inputs, ...(options.convid ? { convid: options.convid } : {}) };
+  return { agentName, inputs, ...(options.convid ? { convid: options.convid } : {}), ...(options.ifBusy ? { ifBusy: options.ifBusy } : {}) };
 }
 
 function newKey(): string {
