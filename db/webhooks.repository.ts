@@ -19,6 +19,8 @@ export async function deleteWebhook(db: Db, serviceAccountId: string): Promise<b
 /** A delivery still to make, with what it sends and where (the account's endpoint now). */
 export interface PendingDelivery {
   id: string;
+  /** The service account whose run it is. */
+  accountId: string;
   attempts: number;
   url: string;
   sealedSecret: string;
@@ -34,7 +36,7 @@ export async function findPendingDelivery(db: Db, runId: string): Promise<Pendin
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhooks as w', 'w.service_account_id', 'd.service_account_id')
     .innerJoin('executions as e', 'e.id', 'd.run_id')
-    .select(['d.id', 'd.attempts', 'w.url', 'w.sealed_secret as sealedSecret', 'e.id as runId', 'e.convid', 'e.agent_name as agentName', 'e.response'])
+    .select(['d.id', 'd.service_account_id as accountId', 'd.attempts', 'w.url', 'w.sealed_secret as sealedSecret', 'e.id as runId', 'e.convid', 'e.agent_name as agentName', 'e.response'])
     .where('d.run_id', '=', runId)
     .where('d.status', '=', 'pending')
     .executeTakeFirst() as Promise<PendingDelivery | undefined>;

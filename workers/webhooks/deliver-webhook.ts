@@ -3,6 +3,7 @@ import type { SecretBox } from '../../shared/secret-box.js';
 import type { Db } from '../../db/database.js';
 import { findPendingDelivery, recordAttempt, type PendingDelivery } from '../../db/webhooks.repository.js';
 import type { AllowRule } from '../sandbox/destination-guard.js';
+import type { AccountSlots } from './account-slots.js';
 import { httpFetch } from '../sandbox/http-fetch.js';
 
 /** A receiver has this long to answer. */
@@ -19,6 +20,8 @@ export interface WebhookDeliveryDeps {
   db: Db;
   box: SecretBox;
   allow: readonly AllowRule[];
+  /** Attempts under way per account (fair delivery); none given: no bound. */
+  slots?: AccountSlots;
   /** The time the signature carries (Unix seconds). */
   now?: () => number;
 }
@@ -32,10 +35,22 @@ export class DeliveryFailed extends Error {
  * Sends a run's end to its account's endpoint, signed (Standard Webhooks), the destination checked at
  * this attempt against WEBHOOK_ALLOW, as a sys.fetch's is against AGENT_HTTP_ALLOW. A 2xx within 10 s
  * delivers it; anything else is logged and thrown, for BullMQ to retry. Nothing pending: nothing to do.
+ * `deferred` when the account's deliveries hold all its slots here: nothing was sent or counted.
  */
-export async function deliverWebhook(deps: WebhookDeliveryDeps, runId: string): Promise<void> {
+export async function deliverWebhook(deps: WebhookDeliveryDeps, runId: string): Promise<'done' | 'deferred'> {
   const delivery = await findPendingDelivery(deps.db, runId);
-  if (!delivery) return;
+  if (!delivery) return 'done';
+  const release = deps.slots ? deps.slots.take(delivery.accountId) : () => undefined;
+  if (!release) return 'deferred';
+  try {
+    await attempt(deps, delivery);
+  } finally {
+    release();
+  }
+  return 'done';
+}
+
+async function attempt(deps: WebhookDeliveryDeps, delivery: PendingDelivery): Promise<void> {
   const timestamp = Math.floor((deps.now?.() ?? Date.now()) / 1000);
   const body = JSON.stringify(eventOf(delivery, timestamp));
   const secret = deps.box.open(delivery.sealedSecret);

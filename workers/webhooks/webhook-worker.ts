@@ -1,10 +1,11 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { webhookJobId, webhookQueueName, type WebhookJobData } from '../../shared/webhook-jobs.js';
 import type { Runtime } from '../../db/runtime.js';
 import { findStalledDeliveries, markDeliveryFailed } from '../../db/webhooks.repository.js';
 import { keepJobScheduler } from '../keep-job-scheduler.js';
 import { parseAllowList } from '../sandbox/destination-guard.js';
+import { createAccountSlots } from './account-slots.js';
 import { deliverWebhook, deliveryAttempts, retryDelaysMs, type WebhookDeliveryDeps } from './deliver-webhook.js';
 
 export interface WebhookWorker {
@@ -14,6 +15,24 @@ export interface WebhookWorker {
 /** Options of a delivery job: retried with the schedule of DESIGN §14, removed once it is done. */
 export function deliveryJobOptions(runId: string) {
   return { jobId: webhookJobId(runId), attempts: deliveryAttempts, backoff: { type: 'custom' }, removeOnComplete: true, removeOnFail: true };
+}
+
+/** Deliveries under way at once in a process, and of them, for one account (fair delivery, DESIGN §16). */
+const concurrency = 50;
+const perAccount = 5;
+
+/**
+ * A delivery whose account holds all its slots waits, without counting as an attempt: moved to the
+ * delayed set for 0.5 s, doubling with each deferral up to 30 s, and queued again with the number of
+ * its deferrals as its priority. BullMQ takes every job without a priority (every fresh delivery, of
+ * any account) before one with, so another account's delivery is never behind a hanging receiver's
+ * backlog; the doubling keeps a backlog of thousands from cycling through Redis every second.
+ */
+async function deferDelivery(job: Job<WebhookJobData>, token: string | undefined): Promise<never> {
+  const deferrals = job.priority ?? 0;
+  await job.changePriority({ priority: deferrals + 1 });
+  await job.moveToDelayed(Date.now() + Math.min(30_000, 500 * 2 ** deferrals), token);
+  throw new DelayedError();
 }
 
 /**
@@ -28,12 +47,15 @@ export async function startWebhookWorker(runtime: Runtime): Promise<WebhookWorke
   producer.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue connection error'));
   const queue = new Queue<WebhookJobData>(webhookQueueName, { connection: producer, prefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
-  const deps: WebhookDeliveryDeps = { db: runtime.db, box: runtime.box, allow: parseAllowList(config.webhookAllow) };
+  const deps: WebhookDeliveryDeps = { db: runtime.db, box: runtime.box, allow: parseAllowList(config.webhookAllow), slots: createAccountSlots(perAccount) };
   // A pending delivery without a job this long after its run ended is queued again.
   const sweepEveryMs = config.webhookSweepSeconds * 1000;
 
-  const processJob = async (job: Job<WebhookJobData>) => {
-    if (job.data.kind === 'deliver') return deliverWebhook(deps, job.data.runId);
+  const processJob = async (job: Job<WebhookJobData>, token?: string) => {
+    if (job.data.kind === 'deliver') {
+      if ((await deliverWebhook(deps, job.data.runId)) === 'deferred') await deferDelivery(job, token);
+      return;
+    }
     const stalled = await findStalledDeliveries(runtime.db, new Date(Date.now() - sweepEveryMs), 1000);
     for (const runId of stalled) await queue.add('deliver', { kind: 'deliver', runId }, deliveryJobOptions(runId));
   };
@@ -41,7 +63,7 @@ export async function startWebhookWorker(runtime: Runtime): Promise<WebhookWorke
   const worker = new Worker<WebhookJobData>(webhookQueueName, processJob, {
     connection,
     prefix,
-    concurrency: 50,
+    concurrency,
     // A worker that dies mid-delivery leaves its job locked this long; then another worker takes it.
     lockDuration: config.jobLockMs,
     stalledInterval: config.jobLockMs,
