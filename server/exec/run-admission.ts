@@ -30,7 +30,16 @@ export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | '
   const limits = await deps.callerLimits.get(caller);
   // Counted also when no limit applies: the count is the run's place for fair share.
   const now = Date.now();
-  const answer = await takeRunSlot(deps.redis, deps.config.queuePrefix, caller, runId, limits, leftoverAfterMs(deps), now);
+  let answer: SlotAnswer;
+  try {
+    answer = await takeRunSlot(deps.redis, deps.config.queuePrefix, caller, runId, limits, leftoverAfterMs(deps), now);
+  } catch (err) {
+    // Redis unreachable: the limits cannot be counted, and the call is let through uncounted rather
+    // than refused, so the short runs this process answers itself go on meanwhile (a queued run
+    // needs Redis anyway, and is refused 503 when it cannot be queued).
+    deps.logger.warn({ err: String(err) }, 'limits per caller not counted: Redis unreachable');
+    return { headers: {}, priority: 1 };
+  }
   const resetSeconds = Math.max(1, Math.ceil(((minuteWindow(now) + 1) * minuteMs - now) / 1000));
   const policies: string[] = [];
   const left: string[] = [];

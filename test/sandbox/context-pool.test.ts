@@ -75,7 +75,8 @@ describe('sandbox context pool', () => {
 
   it('seals an isolate whose heap a run left past half its limit, read as the run ends when nothing else runs in it', async () => {
     const code = await compile(`export default async (sys) => { const kept = new Array(5e6).fill(1.5); sys.say(String(kept.length)); }`);
-    assert.deepEqual(texts(await run(code, { memoryMb: 64 })), ['5000000']);
+    // 40 MB of doubles in a 64 MB heap (AGENT_MEMORY_MB 128, sandbox-isolate.ts heapLimitMb): past half of it.
+    assert.deepEqual(texts(await run(code, { memoryMb: 128 })), ['5000000']);
     // No wait: the statistics were read on the spot, so the context was not kept.
     assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 0, retired: 1, evicted: 0, isolates: 0, restarts: 0 });
   });
@@ -87,9 +88,9 @@ describe('sandbox context pool', () => {
       await sys.sleep(300);
       sys.say(String(kept.length));
     }`);
-    const held = run(code, { memoryMb: 64, inputs: { hold: true } });
+    const held = run(code, { memoryMb: 128, inputs: { hold: true } });
     await waitFor(() => pool.stats().misses === 1, 'the holding run to start');
-    assert.deepEqual(texts(await run(code, { memoryMb: 64 })), ['quick']);
+    assert.deepEqual(texts(await run(code, { memoryMb: 128 })), ['quick']);
     await waitFor(() => pool.stats().retired === 1, 'the quick run\'s context to be retired');
     assert.deepEqual(texts(await held), ['5000000']);
     assert.deepEqual(pool.stats(), { hits: 0, misses: 2, idle: 0, retired: 2, evicted: 0, isolates: 0, restarts: 0 });
