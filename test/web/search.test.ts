@@ -132,7 +132,7 @@ describe('web app: the search box', function () {
     await expectVisible(page.getByRole('button', { name: 'Send answers' }));
     // Layout settles after the form appears (fonts, the transcript's scroll): a page that stays wider fails.
     const fits = await page
-      .waitForFunction((max) => document.documentElement.scrollWidth <= max, phoneViewport.width, { timeout: 5000 })
+      .waitForFunction(`document.documentElement.scrollWidth <= ${phoneViewport.width}`, null, { timeout: 5000 })
       .then(() => true, () => false);
     const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
     assert.ok(fits, `the page is ${width}px wide`);
