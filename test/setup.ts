@@ -2,6 +2,15 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createDb, ensureDatabase, migrateToLatest } from '../db/database.js';
 import { testEnv } from './helpers/test-env.js';
+import { lostIsolateCount } from '../workers/sandbox/sandbox-isolate.js';
+
+// An isolate lost to an out-of-memory in this process parks a thread that the exit would wait for
+// for ever (workers/sandbox/process-exit.ts): fail loudly instead of hanging the run.
+process.on('exit', () => {
+  if (lostIsolateCount() === 0) return;
+  process.stderr.write('an isolate was lost to an out-of-memory in the test process itself: try such agents on a product process of their own\n');
+  process.kill(process.pid, 'SIGKILL');
+});
 
 /** Root hooks: create and migrate this run's database before all tests; drop it and its Redis keys after. */
 export const mochaHooks = {

@@ -53,6 +53,17 @@ describe('hostile agents (npm start as its own process)', function () {
     await db.destroy();
   });
 
+  it('end a Map outgrowing the heap errorInAgent (memory), and the process goes on and stops when told', async () => {
+    // isolated-vm's out-of-memory handler parks a thread for good: the product ends the run and, on
+    // SIGTERM, exits without the exit handler that would wait for that thread (the after hook waits).
+    const caller = await createAccount(db, 'user');
+    const agentName = uniqueAgentName('map');
+    await publishAgent(db, agentName, `export default async function (sys) { ${hostileAgents.smallObjects}; }`);
+    const answer = await attack(stack.url, caller.key, agentName);
+    assert.equal(answer.resultCode, 'errorInAgent', answer.head);
+    assert.match(answer.head, /memory limit exceeded/);
+  });
+
   it("end with their codes while /healthz and another caller's hello keep answering", async () => {
     const attacker = await createAccount(db, 'user');
     const bystander = await createAccount(db, 'user');
