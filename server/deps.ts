@@ -11,6 +11,7 @@ import type { Secrets } from '../db/resolve-secrets.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
 import type { BearerKeys } from './auth/bearer-keys.js';
 import type { CallerLimitsCache } from './exec/caller-limits-cache.js';
+import type { InFlightView } from './exec/in-flight-view.js';
 import type { RunEvents } from './exec/run-events.js';
 import type { WebMetrics } from './ops/metrics.js';
 import type { UsageRecorder } from './usage/usage-recorder.js';
@@ -29,6 +30,8 @@ export interface WebDeps {
   bearerKeys: BearerKeys;
   /** Each caller's limits (DESIGN §16), read from PostgreSQL at most every few seconds. */
   callerLimits: CallerLimitsCache;
+  /** Each caller's runs in flight as last heard from Redis (run-admission.ts admitShortRun). */
+  inFlight: InFlightView;
   logger: Logger;
   box: SecretBox;
   secrets: Secrets;

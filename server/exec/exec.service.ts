@@ -11,7 +11,7 @@ import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active
 import type { ExecAgentBody } from './exec.schemas.js';
 import { claimIdempotencyKey, fingerprintRequest, releaseIdempotencyKey } from './idempotency.js';
 import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
-import { admitRun, releaseRun } from './run-admission.js';
+import { admitRun, admitShortRun, releaseRun } from './run-admission.js';
 
 export interface ExecCall {
   caller: Principal;
@@ -69,16 +69,20 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
     }
   }
   const runId = randomUUID();
-  const priority = await admit(deps, call, runId);
+  // A run this process may answer itself is admitted without Redis when nothing needs counting there
+  // (run-admission.ts admitShortRun); `priority` is then undefined until it goes to the queue after all.
+  const short = mayRunInline(deps, call) ? await admitShortRun(deps, call.caller) : undefined;
+  let priority = short ? undefined : await admit(deps, call, runId);
   const inline = await runInline(deps, call).catch((err: unknown) => {
-    releaseRun(deps, call.caller, runId);
+    if (priority !== undefined) releaseRun(deps, call.caller, runId);
     throw err;
   });
   // Answered here: its place is given back now (the place is the call's, whatever id the inline run had).
   if (inline) {
-    releaseRun(deps, call.caller, runId);
+    if (priority !== undefined) releaseRun(deps, call.caller, runId);
     return inline;
   }
+  priority ??= await admit(deps, call, runId);
   const answer = createAnswer();
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
@@ -101,12 +105,16 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
  * Background runs and draft validations always go through the queue.
  */
 async function runInline(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse | undefined> {
-  if (!deps.inlineRuns || call.draft || call.background || call.body.convid !== undefined) return undefined;
+  if (!mayRunInline(deps, call)) return undefined;
   const data = runJobData(call, randomUUID(), randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
   const result = await deps.inlineRuns.run(data, call.body.inputs ?? {});
   if (result === 'queue') return undefined;
   if (result.kind === 'refused') throw new AppError(result.code, result.message);
   return result.response;
+}
+
+function mayRunInline(deps: WebDeps, call: ExecCall): deps is WebDeps & { inlineRuns: NonNullable<WebDeps['inlineRuns']> } {
+  return deps.inlineRuns !== undefined && !call.draft && !call.background && call.body.convid === undefined;
 }
 
 /** A call's answer, settled by the first of: the run's end event, a refusal, or the lost-answer watch. */

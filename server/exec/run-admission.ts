@@ -25,6 +25,21 @@ function leftoverAfterMs(deps: WebDeps): number {
   return config.convWaitMs + config.maxAgentRuntimeMs + 2 * config.jobLockMs + 60_000;
 }
 
+/**
+ * Admits a run this process may answer itself (a short run on a new conversation) without Redis when
+ * nothing needs counting there: the caller has no per-minute limit, and its runs in flight, as
+ * recently heard, leave room. Such a run is over in milliseconds; its place in flight would be taken
+ * and given back at twice the Redis round trips the run itself costs (13 commands a call, measured).
+ * Undefined otherwise: admit it with admitRun, as every run that goes to the queue is.
+ */
+export async function admitShortRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>): Promise<Admission | undefined> {
+  const limits = await deps.callerLimits.get(caller);
+  if (limits.runsPerMinute > 0) return undefined;
+  const inFlight = deps.inFlight.recent(caller);
+  if (inFlight === undefined || (limits.runsInFlight > 0 && inFlight + 1 > limits.runsInFlight)) return undefined;
+  return { headers: {}, priority: 1 };
+}
+
 /** Takes the run's place for its caller, or throws 429 rateLimited (nothing taken). */
 export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>, runId: string): Promise<Admission> {
   const limits = await deps.callerLimits.get(caller);
@@ -40,6 +55,7 @@ export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | '
     deps.logger.warn({ err: String(err) }, 'limits per caller not counted: Redis unreachable');
     return { headers: {}, priority: 1 };
   }
+  deps.inFlight.heard(caller, answer.inFlight);
   const resetSeconds = Math.max(1, Math.ceil(((minuteWindow(now) + 1) * minuteMs - now) / 1000));
   const policies: string[] = [];
   const left: string[] = [];

@@ -1,0 +1,32 @@
+import type { Principal } from '../../shared/api.js';
+
+/**
+ * Each caller's runs in flight as this web process last heard from Redis (every admission there
+ * answers the count), so that a short run this process may answer itself needs no round trip to
+ * Redis: such a run lasts a few milliseconds and adds nothing to the count that lasts (DESIGN §16).
+ * A view older than `maxAgeMs` is not used; the next admission through Redis refreshes it.
+ */
+export interface InFlightView {
+  /** The caller's count, when this process heard it within `maxAgeMs`. */
+  recent(caller: Pick<Principal, 'kind' | 'id'>): number | undefined;
+  heard(caller: Pick<Principal, 'kind' | 'id'>, inFlight: number): void;
+}
+
+export const inFlightViewMaxAgeMs = 1_000;
+/** Past this many callers the view starts again empty (a bound on memory). */
+const maxEntries = 10_000;
+
+export function createInFlightView(maxAgeMs = inFlightViewMaxAgeMs, now: () => number = Date.now): InFlightView {
+  const views = new Map<string, { inFlight: number; at: number }>();
+  const keyOf = (caller: Pick<Principal, 'kind' | 'id'>) => `${caller.kind}:${caller.id}`;
+  return {
+    recent(caller) {
+      const view = views.get(keyOf(caller));
+      return view && now() - view.at < maxAgeMs ? view.inFlight : undefined;
+    },
+    heard(caller, inFlight) {
+      if (views.size >= maxEntries) views.clear();
+      views.set(keyOf(caller), { inFlight, at: now() });
+    },
+  };
+}
