@@ -5,10 +5,10 @@ import { setPriority } from 'node:os';
  * The scheduling priority of the threads that run agent code (DESIGN §12: the threads that run agent
  * code yield to the process's event loop). isolated-vm runs isolates on threads of its own, made as
  * it needs them (a pool, and a thread per task beyond it); they start at the priority of the thread
- * that made them, the event loop's. Every thread of the process that was not there before the first
- * isolate (the event loop, V8's and libuv's workers) is moved to `agentThreadNice`, so a caller
- * computing in as many isolates as it likes takes only the CPU the event loop leaves: /healthz and
- * the other callers' requests are served first. Linux applies setpriority to a single thread when
+ * that made them, the event loop's. Every thread made after the first isolate (those before it are
+ * the process's own: the event loop, V8's and libuv's workers) is moved to `agentThreadNice`, so a
+ * caller computing in as many isolates as it likes takes only the CPU the event loop leaves: /healthz
+ * and the other callers' requests are served first. Linux applies setpriority to a single thread when
  * given its id; elsewhere the ids are not listed and nothing changes. AGENT_THREAD_NICE sets the
  * niceness (19, the lowest priority; 0 leaves the threads as they are).
  */

@@ -39,7 +39,8 @@ let timer: NodeJS.Timeout | undefined;
 export function watchRun(session: Session, agent: AgentContext): () => void {
   const entry: Watched = { session, agent, cpuMs: 0 };
   const { sandbox } = agent;
-  if (!lastCpu.has(sandbox)) lastCpu.set(sandbox, cpuTimeOf(sandbox) ?? 0n);
+  // Nothing else under way in the isolate: what it spent before (loads, runs already charged) is not this run's.
+  if (sandbox.inFlight === 0 || !lastCpu.has(sandbox)) lastCpu.set(sandbox, cpuTimeOf(sandbox) ?? 0n);
   watched.add(entry);
   timer ??= setInterval(look, watchEveryMs).unref();
   return () => watched.delete(entry);
