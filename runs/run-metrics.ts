@@ -6,7 +6,8 @@ import { scriptCommand } from './redis-script.js';
 /**
  * Run metrics, cluster-wide. Workers have no HTTP server and there may be many, so ended runs are
  * added to two Redis hashes, and every web process's /metrics reads them at scrape time: the same
- * numbers from any web process.
+ * numbers from any web process. The second hash holds two histograms: how long runs took in their
+ * worker, and how long they waited in the queue for one (DESIGN §16; fields prefixed `wait:`).
  */
 
 /** Upper bounds (seconds) of the run duration histogram's buckets; `+Inf` follows. */
@@ -51,13 +52,21 @@ function addTo(map: Map<string, number>, field: string, by: number): void {
 /** Counts one run in the tally: its result code and, when known, its duration. */
 function tallyRun(tally: Tally, resultCode: ResultCode, durationMs?: number): void {
   addTo(tally.counts, resultCode, 1);
-  if (durationMs === undefined) return;
-  addTo(tally.durations, bucketField(runDurationBuckets.find((bound) => durationMs / 1000 <= bound) ?? infinity), 1);
-  addTo(tally.durations, 'sum_ms', Math.round(durationMs));
-  addTo(tally.durations, 'count', 1);
+  if (durationMs !== undefined) tallyTime(tally, '', durationMs);
 }
 
+/** One observation of a histogram of the durations hash: `series` '' for run durations, `wait:` for queue waits. */
+function tallyTime(tally: Tally, series: HistogramSeries, ms: number): void {
+  addTo(tally.durations, series + bucketField(runDurationBuckets.find((bound) => ms / 1000 <= bound) ?? infinity), 1);
+  addTo(tally.durations, `${series}sum_ms`, Math.round(ms));
+  addTo(tally.durations, `${series}count`, 1);
+}
+
+/** The histograms kept in the durations hash, by the prefix of their fields. */
+export type HistogramSeries = '' | 'wait:';
+
 function sendTally(redis: Redis, prefix: string, tally: Tally): Promise<unknown> {
+  if (tally.counts.size === 0 && tally.durations.size === 0) return Promise.resolve();
   const pairs = (map: Map<string, number>) => [...map].flat();
   return addCounts(redis, runCountsMetricsKey(prefix), runDurationMetricsKey(prefix), tally.counts.size, ...pairs(tally.counts), ...pairs(tally.durations));
 }
@@ -78,6 +87,8 @@ export async function recordRunMetrics(redis: Redis, prefix: string, resultCode:
 export interface RunMetricsRecorder {
   /** Counts one ended run; synchronous, never fails. */
   record(resultCode: ResultCode, durationMs?: number): void;
+  /** Counts how long a run waited in the queue before a worker took it; synchronous, never fails. */
+  recordQueueWait(waitMs: number): void;
   /** Sends what is counted and stops (a clean shutdown loses no run); waits for Redis `closeWaitMs` at most. */
   close(): Promise<void>;
 }
@@ -97,7 +108,7 @@ const closeWaitMs = 1000;
 export function createRunMetricsRecorder(redis: Redis, prefix: string, { flushEveryMs = runMetricsFlushMs }: { flushEveryMs?: number } = {}): RunMetricsRecorder {
   let tally = emptyTally();
   const flush = async () => {
-    if (tally.counts.size === 0) return;
+    if (tally.counts.size === 0 && tally.durations.size === 0) return;
     const taken = tally;
     tally = emptyTally();
     await sendTally(redis, prefix, taken).catch(() => undefined);
@@ -107,6 +118,9 @@ export function createRunMetricsRecorder(redis: Redis, prefix: string, { flushEv
   return {
     record(resultCode, durationMs) {
       tallyRun(tally, resultCode, durationMs);
+    },
+    recordQueueWait(waitMs) {
+      tallyTime(tally, 'wait:', Math.max(0, waitMs));
     },
     async close() {
       clearInterval(timer);
@@ -123,10 +137,10 @@ export async function readRunCounts(redis: Redis, prefix: string): Promise<Recor
   return Object.fromEntries(Object.entries(hash).map(([code, count]) => [code, Number(count)]));
 }
 
-/** The run duration histogram so far (all zero before the first run). */
-export async function readRunDurations(redis: Redis, prefix: string): Promise<RunDurations> {
+/** The run duration histogram so far (all zero before the first run), or with `series` 'wait:' the queue wait histogram. */
+export async function readRunDurations(redis: Redis, prefix: string, series: HistogramSeries = ''): Promise<RunDurations> {
   const hash = await redis.hgetall(runDurationMetricsKey(prefix));
-  const read = (field: string) => Number(hash[field] ?? 0);
+  const read = (field: string) => Number(hash[series + field] ?? 0);
   let below = 0;
   return {
     buckets: [...runDurationBuckets, infinity].map((le) => ({ le: String(le), count: (below += read(bucketField(le))) })),

@@ -37,6 +37,8 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
   return async (job: Job<RunJobData>, _token?: string, jobSignal?: AbortSignal): Promise<void> => {
     const started = performance.now();
     const data = job.data;
+    // Fair share is judged by this (DESIGN §16): how long the run waited for a worker.
+    if (data.submittedAt !== undefined) deps.runMetrics.recordQueueWait(Date.now() - data.submittedAt);
     const tracked = deps.control.track(data.runId, jobSignal);
     // A call made with a session cookie ends `mustLogin` when the session ends while it runs.
     const stopWatching = data.sessionId ? deps.sessions.watch(data.sessionId, () => tracked.stop(sessionEnded)) : undefined;

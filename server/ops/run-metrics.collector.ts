@@ -1,13 +1,16 @@
 import type { Redis } from 'ioredis';
 import { Counter, type Metric, type Registry } from 'prom-client';
-import { readRunCounts, readRunDurations } from '../../runs/run-metrics.js';
+import { readRunCounts, readRunDurations, type HistogramSeries } from '../../runs/run-metrics.js';
 
-const durationName = 'agentexec_run_duration_seconds';
-const durationHelp = 'Duration of ended runs in their worker, cluster-wide (runs whose worker died are not in it).';
+const histograms: { name: string; help: string; series: HistogramSeries }[] = [
+  { name: 'agentexec_run_duration_seconds', help: 'Duration of ended runs in their worker, cluster-wide (runs whose worker died are not in it).', series: '' },
+  { name: 'agentexec_run_queue_wait_seconds', help: 'Time runs waited in the queue before a worker took them, cluster-wide (DESIGN §16).', series: 'wait:' },
+];
 
 /**
  * Registers the cluster-wide run metrics the workers add to Redis (runs/run-metrics.ts), read at
- * scrape time: `agentexec_runs_total{resultCode}` and the `agentexec_run_duration_seconds` histogram.
+ * scrape time: `agentexec_runs_total{resultCode}`, and the `agentexec_run_duration_seconds` and
+ * `agentexec_run_queue_wait_seconds` histograms.
  * While Redis is unreachable they have no series; the rest of /metrics still answers.
  */
 export function registerRunMetrics(registry: Registry, redis: Redis, prefix: string): void {
@@ -22,20 +25,20 @@ export function registerRunMetrics(registry: Registry, redis: Redis, prefix: str
       for (const [resultCode, count] of Object.entries(counts)) this.inc({ resultCode }, count);
     },
   });
-  registry.registerMetric(runDurationHistogram(redis, prefix));
+  for (const histogram of histograms) registry.registerMetric(runDurationHistogram(redis, prefix, histogram));
 }
 
 /**
  * prom-client's Histogram can only observe values, not take counts made elsewhere; a registry asks a
  * metric only for its name, type and `get()`, so this one answers the histogram's series itself.
  */
-function runDurationHistogram(redis: Redis, prefix: string): Metric {
-  const metric = { name: durationName, help: durationHelp, type: 'histogram', aggregator: 'sum' };
+function runDurationHistogram(redis: Redis, prefix: string, { name: durationName, help, series }: (typeof histograms)[number]): Metric {
+  const metric = { name: durationName, help, type: 'histogram', aggregator: 'sum' };
   return {
     ...metric,
     reset: () => undefined,
     async get() {
-      const durations = await readRunDurations(redis, prefix).catch(() => undefined);
+      const durations = await readRunDurations(redis, prefix, series).catch(() => undefined);
       if (!durations) return { ...metric, values: [] };
       const values = [
         ...durations.buckets.map(({ le, count }) => ({ metricName: `${durationName}_bucket`, labels: { le }, value: count })),

@@ -114,6 +114,18 @@ describe('operations endpoints', () => {
     assert.match(after.text, /# TYPE agentexec_run_duration_seconds histogram/);
   });
 
+  it('counts how long queued runs waited for a worker, cluster-wide (DESIGN §16)', async () => {
+    const waits = (await scrape(stack)).value('agentexec_run_queue_wait_seconds_count') ?? 0;
+    for (let i = 0; i < 3; i++) {
+      const submitted = await post(stack.url, '/api/exec/submit', { agentName: hello, inputs: {} }, { key });
+      assert.equal(submitted.status, 202);
+    }
+    let after!: Scrape;
+    await waitFor(async () => ((after = await scrape(stack)).value('agentexec_run_queue_wait_seconds_count') ?? 0) >= waits + 3, 5000, 'the three waits in /metrics');
+    assert.equal(after.value('agentexec_run_queue_wait_seconds_bucket', { le: '+Inf' }), after.value('agentexec_run_queue_wait_seconds_count'));
+    assert.match(after.text, /# TYPE agentexec_run_queue_wait_seconds histogram/);
+  });
+
   it('shows waiting, active and delayed jobs of the runs and mail queues', async () => {
     const metrics = await scrape(stack);
     for (const queue of ['runs', 'mail']) {
