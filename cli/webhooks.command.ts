@@ -8,8 +8,11 @@ import { formatTable } from './format-table.js';
 
 /** Webhooks (DESIGN §14): one endpoint per service account, for the ends of its background runs. */
 
+const accountOption = { name: { type: 'string', value: 'ACCOUNT', description: 'the service account (required)' } } as const;
+
 export const setWebhook: Command = {
-  options: { name: { type: 'string' }, url: { type: 'string' } },
+  description: 'gives a service account its webhook endpoint; prints {url, secret} (the signing secret is shown only here)',
+  options: { ...accountOption, url: { type: 'string', value: 'URL', description: 'the http: or https: endpoint; it must pass WEBHOOK_ALLOW (required)' } },
   async run(context) {
     const account = await accountNamed(context);
     const url = required(context, 'url');
@@ -23,7 +26,8 @@ export const setWebhook: Command = {
 };
 
 export const removeWebhook: Command = {
-  options: { name: { type: 'string' } },
+  description: 'removes a service account\'s webhook endpoint',
+  options: accountOption,
   async run(context) {
     const account = await accountNamed(context);
     if (!(await deleteWebhook(context.db, account.id))) throw new CommandError(`${account.name} has no webhook`);
@@ -32,7 +36,8 @@ export const removeWebhook: Command = {
 };
 
 export const webhookDeliveries: Command = {
-  options: { name: { type: 'string' }, limit: { type: 'string' } },
+  description: 'lists a service account\'s latest webhook delivery attempts, each with its outcome',
+  options: { ...accountOption, limit: { type: 'string', value: 'N', description: 'how many attempts, newest first (1 to 1000, default 50)' } },
   async run(context) {
     const account = await accountNamed(context);
     const limit = Number(context.values.limit ?? 50);
