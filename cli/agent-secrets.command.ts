@@ -13,7 +13,12 @@ import { publishOnce } from './service-account-changes.js';
  * without it, one of those its published versions read. `secrets:list` shows both sets.
  */
 
-const names = { agent: { type: 'string' }, key: { type: 'string' }, drafts: { type: 'boolean' } } as const;
+const agentOption = { agent: { type: 'string', value: 'NAME', description: 'the agent name (required)' } } as const;
+const names = {
+  ...agentOption,
+  key: { type: 'string', value: 'KEY', description: 'the secret\'s name, as its runs read it: sys.secrets.KEY (required)' },
+  drafts: { type: 'boolean', description: 'the secret only the agent name\'s drafts read' },
+} as const;
 
 /** The set `--drafts` names, and how the printed line says it. */
 function chosenSet(context: CommandContext): { set: SecretSet; forWhom: string } {
@@ -21,6 +26,7 @@ function chosenSet(context: CommandContext): { set: SecretSet; forWhom: string }
 }
 
 export const setSecret: Command = {
+  description: 'sets a secret of an agent name from standard input (printf %s "$VALUE" | npm run cli -- secrets:set ...)',
   options: names,
   async run(context) {
     const agentName = required(context, 'agent');
@@ -35,6 +41,7 @@ export const setSecret: Command = {
 };
 
 export const deleteSecret: Command = {
+  description: 'deletes a secret of an agent name',
   options: names,
   async run(context) {
     const agentName = required(context, 'agent');
@@ -47,7 +54,8 @@ export const deleteSecret: Command = {
 };
 
 export const listSecrets: Command = {
-  options: { agent: { type: 'string' } },
+  description: 'lists the names (never the values) of an agent name\'s secrets, production and drafts',
+  options: agentOption,
   async run(context) {
     const agentName = required(context, 'agent');
     const keys = await checked(() => agentSecretKeys(context.db, agentName, 'production'));

@@ -1,13 +1,24 @@
-import type { ParseArgsConfig } from 'node:util';
 import type { Config } from '../shared/config.js';
 import type { Logger } from '../shared/logger.js';
 import type { Db } from '../db/database.js';
 
-/** What every command is made of: its options, and a run that returns what to print. */
+/** What every command is made of: a description, its options, and a run that returns what to print. */
 
 /** A failure the user caused (bad option, unknown name): printed without a stack. */
 export class CommandError extends Error {
   override name = 'CommandError';
+}
+
+/** A command line the command cannot take (unknown option, missing value or option): printed with its usage. */
+export class UsageError extends CommandError {
+  override name = 'UsageError';
+}
+
+/** One `--option`: `string` takes a value (shown in the help as `value`, or the name in capitals). */
+export interface CommandOption {
+  type: 'string' | 'boolean';
+  description: string;
+  value?: string;
 }
 
 export interface CommandContext {
@@ -27,13 +38,17 @@ export interface CommandResult {
 }
 
 export interface Command {
-  options: NonNullable<ParseArgsConfig['options']>;
+  /** One line, for the command list and the top of its help. */
+  description: string;
+  /** The arguments it takes besides options, as its usage shows them (`FILE...`); none: it takes none. */
+  positionals?: string;
+  options: Record<string, CommandOption>;
   run(context: CommandContext): Promise<CommandResult>;
 }
 
 export function required(context: CommandContext, name: string): string {
   const value = context.values[name];
-  if (typeof value !== 'string' || !value.trim()) throw new CommandError(`--${name} is required`);
+  if (typeof value !== 'string' || !value.trim()) throw new UsageError(`--${name} is required`);
   return value.trim();
 }
 

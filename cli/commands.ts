@@ -21,6 +21,7 @@ import { removeWebhook, setWebhook, webhookDeliveries } from './webhooks.command
 import { announceServiceAccountChange } from './service-account-changes.js';
 
 const migrate: Command = {
+  description: 'applies the database migrations not applied yet (npm start does too)',
   options: {},
   async run({ db }) {
     const applied = await migrateToLatest(db);
@@ -28,8 +29,18 @@ const migrate: Command = {
   },
 };
 
+const roleOption = { type: 'string', description: `the role: ${roles.join(', ')} (default user)` } as const;
+const planOption = { type: 'string', description: `the plan: ${plans.join(', ')} (default free)` } as const;
+
 const createUser: Command = {
-  options: { email: { type: 'string' }, password: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' }, 'call-name': { type: 'string' } },
+  description: 'creates a user; without --password the user sets one by email code',
+  options: {
+    email: { type: 'string', description: 'the email address the user signs in with (required)' },
+    password: { type: 'string', description: 'a password meeting the password rules' },
+    role: roleOption,
+    plan: planOption,
+    'call-name': { type: 'string', value: 'NAME', description: 'what the app calls the user (default: the email address before the @)' },
+  },
   async run(context) {
     const email = required(context, 'email').toLowerCase();
     if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new CommandError('--email is not an email address');
@@ -52,8 +63,11 @@ const createUser: Command = {
   },
 };
 
+const accountName = { name: { type: 'string', description: 'the service account (required)' } } as const;
+
 const createServiceAccount: Command = {
-  options: { name: { type: 'string' }, role: { type: 'string' }, plan: { type: 'string' } },
+  description: 'creates a service account and prints its key (shown only here)',
+  options: { name: { type: 'string', description: 'the new account\'s name (required)' }, role: roleOption, plan: planOption },
   async run(context) {
     const name = required(context, 'name');
     const key = generateServiceAccountKey();
@@ -71,7 +85,8 @@ const createServiceAccount: Command = {
 };
 
 const rotateServiceAccount: Command = {
-  options: { name: { type: 'string' } },
+  description: 'gives a service account a new key (printed once); the old one stops working',
+  options: accountName,
   async run(context) {
     const name = required(context, 'name');
     const key = generateServiceAccountKey();
@@ -84,7 +99,8 @@ const rotateServiceAccount: Command = {
 };
 
 const deleteAccount: Command = {
-  options: { name: { type: 'string' } },
+  description: 'deletes a service account; its key stops working',
+  options: accountName,
   async run(context) {
     const name = required(context, 'name');
     const id = await deleteServiceAccount(context.db, name);
@@ -96,6 +112,8 @@ const deleteAccount: Command = {
 
 /** Publishes each file as the agent named by its file name; stops at the first that does not compile. */
 const publishAgents: Command = {
+  description: 'publishes each file as a new version of the agent named by its file name (hello.ts: hello)',
+  positionals: 'FILE...',
   options: {},
   async run({ db, positionals }) {
     if (!positionals.length) throw new CommandError('name at least one agent file: agents:publish agents/hello.ts');
@@ -133,13 +151,17 @@ function reportRange(context: CommandContext): ReportRange {
   return range;
 }
 
-const rangeOptions: Command['options'] = { since: { type: 'string' }, until: { type: 'string' } };
+const rangeOptions: Command['options'] = {
+  since: { type: 'string', value: 'ISO', description: 'from this date-time (default: 30 days before --until)' },
+  until: { type: 'string', value: 'ISO', description: 'to this date-time (default: now)' },
+};
 
 function rangeLine(title: string, range: ReportRange, truncated: boolean): string {
   return `${title} ${range.since.toISOString()} .. ${range.until.toISOString()}${truncated ? ` (only the newest ${reportRowLimit} rows)` : ''}`;
 }
 
 const usageReport: Command = {
+  description: 'the usage report: totals per account, role and day, then the calls',
   options: rangeOptions,
   async run(context) {
     const range = reportRange(context);
@@ -159,6 +181,7 @@ const usageReport: Command = {
 };
 
 const errorReport: Command = {
+  description: 'the error report: runs that ended in neither success nor ask',
   options: rangeOptions,
   async run(context) {
     const range = reportRange(context);

@@ -9,7 +9,13 @@ import { CommandError, required, type Command, type CommandContext } from './com
 
 /** Saves a file as a draft (a new one, or a new revision of --draftid), as /api/dev/saveDraft does. */
 export const saveDraft: Command = {
-  options: { agent: { type: 'string' }, file: { type: 'string' }, 'validation-query': { type: 'string' }, draftid: { type: 'string' } },
+  description: 'saves a file as a draft, or as a new revision of --draftid; prints {draftid, compileErrors}',
+  options: {
+    agent: { type: 'string', value: 'NAME', description: 'the agent name the draft is of (required)' },
+    file: { type: 'string', value: 'FILE', description: 'the TypeScript file to save (required)' },
+    'validation-query': { type: 'string', value: 'QUERY', description: 'the query the draft is validated with (default: the draft\'s, or none)' },
+    draftid: { type: 'string', value: 'ID', description: 'the draft to save a new revision of' },
+  },
   async run(context) {
     const file = required(context, 'file');
     const source = await readFile(file, 'utf8').catch(() => {

@@ -9,13 +9,22 @@ import { CommandError, type Command, type CommandContext } from './command.js';
  * a few seconds (they cache each caller's limits that long).
  */
 
-const accountOptions = { name: { type: 'string' }, user: { type: 'string' } } as const;
+const accountOptions = {
+  name: { type: 'string', value: 'ACCOUNT', description: 'a service account (this or --user)' },
+  user: { type: 'string', value: 'EMAIL', description: 'a user, by email address (this or --name)' },
+} as const;
 
 /** Each limit's option. */
 const limitOptions: Record<string, LimitName> = { 'runs-per-minute': 'runsPerMinute', 'in-flight': 'runsInFlight', weight: 'weight' };
 
 export const setLimits: Command = {
-  options: { ...accountOptions, 'runs-per-minute': { type: 'string' }, 'in-flight': { type: 'string' }, weight: { type: 'string' } },
+  description: 'sets an account\'s limits per caller; the ones not given stay as they are',
+  options: {
+    ...accountOptions,
+    'runs-per-minute': { type: 'string', value: 'N', description: 'runs it may start per minute: a number (0: no limit) or default' },
+    'in-flight': { type: 'string', value: 'N', description: 'runs it may have under way at once: a number (0: no limit) or default' },
+    weight: { type: 'string', value: 'W', description: 'its share of the workers beside other callers: a number from 1, or default' },
+  },
   async run(context) {
     const named = accountName(context);
     const change = readChange(context);
@@ -27,6 +36,7 @@ export const setLimits: Command = {
 };
 
 export const getLimits: Command = {
+  description: 'shows an account\'s limits per caller, saying which are the defaults',
   options: accountOptions,
   async run(context) {
     const account = await found(context, accountName(context));

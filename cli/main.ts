@@ -1,29 +1,48 @@
-import { parseArgs } from 'node:util';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { createDb, ensureDatabase, migrateToLatest, type Db } from '../db/database.js';
-import { CommandError, type CommandContext } from './command.js';
+import { CommandError, UsageError, type Command, type CommandContext } from './command.js';
 import { commands } from './commands.js';
+import { asksForHelp, formatCommandList, formatCommandUsage, parseCommandLine } from './usage.js';
 
 /**
  * `npm run cli -- <command> [options] [--json]` (DESIGN §8). Prints a readable summary, or one JSON
- * object on stdout with --json. Exits 1 with a message on stderr when a command fails.
+ * object on stdout with --json. Exits 1 with a message on stderr when a command fails, and with the
+ * command's usage too when its command line is wrong; `--help` prints the usage and exits 0.
  */
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
-  const command = name ? commands[name] : undefined;
+  if (name === undefined || name === '--help' || name === '-h' || (name === 'help' && !rest[0])) return print(formatCommandList(commands));
+  if (name === 'help') return main([rest[0]!, '--help']);
+  const command = commands[name];
   if (!command) {
-    process.stderr.write(`Usage: npm run cli -- <command> [--json]\nCommands: ${Object.keys(commands).join(', ')}\n`);
-    return name ? 1 : 0;
+    process.stderr.write(`unknown command "${name}"\n\n${formatCommandList(commands)}\n`);
+    return 1;
   }
-  const { values, positionals } = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, allowPositionals: true, strict: true });
+  if (asksForHelp(rest)) return print(formatCommandUsage(name, command));
+  try {
+    return await runCommand(name, command, rest);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`${name}: ${err.message}\n\n${formatCommandUsage(name, command)}\n`);
+    return 1;
+  }
+}
+
+function print(text: string): number {
+  process.stdout.write(`${text}\n`);
+  return 0;
+}
+
+async function runCommand(name: string, command: Command, args: string[]): Promise<number> {
+  const { values, positionals } = parseCommandLine(command, args);
   const config = loadConfig();
   const logger = createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, process.stderr as never);
   await ensureDatabase(config.databaseUrl);
   const db: Db = createDb(config.databaseUrl, 2);
   try {
     if (name !== 'migrate') await migrateToLatest(db);
-    const context: CommandContext = { config, db, logger, values: values as Record<string, string | boolean | undefined>, positionals };
+    const context: CommandContext = { config, db, logger, values, positionals };
     const result = await command.run(context);
     process.stdout.write(values.json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     for (const warning of result.warnings ?? []) process.stderr.write(`warning: ${warning}\n`);

@@ -76,7 +76,10 @@ export async function findStalledDeliveries(db: Db, olderThan: Date, limit: numb
   return rows.map((row) => row.run_id);
 }
 
-/** An account's latest delivery attempts, newest first. */
+/**
+ * An account's latest delivery attempts, newest first. `status` and `error` are the attempt's (its
+ * HTTP status, null when none came back); `delivery` is its delivery's status now, not the attempt's.
+ */
 export async function findRecentAttempts(db: Db, serviceAccountId: string, limit: number) {
   return db
     .selectFrom('webhook_attempts as a')
@@ -84,6 +87,7 @@ export async function findRecentAttempts(db: Db, serviceAccountId: string, limit
     .select(['d.id as webhookId', 'd.run_id as runId', 'd.status as delivery', 'a.attempt', 'a.at', 'a.url', 'a.status', 'a.error'])
     .where('d.service_account_id', '=', serviceAccountId)
     .orderBy('a.at', 'desc')
+    .orderBy('a.attempt', 'desc')
     .limit(limit)
     .execute();
 }

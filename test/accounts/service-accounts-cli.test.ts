@@ -97,4 +97,50 @@ describe('command line: accounts and agents', () => {
     assert.match(res.output, /notEmailName/);
     assert.equal(await findUserByEmail(stack.runtime.db, email), undefined);
   });
+
+  it('prints a command’s usage with each option, whether it takes a value and what it means, for --help, exit 0', async () => {
+    const help = await runCli(['users:create', '--help']);
+    assert.equal(help.code, 0, help.output);
+    assert.match(help.output, /^Usage: npm run cli -- users:create \[options\]/);
+    assert.match(help.output, /--email EMAIL\s+the email address the user signs in with \(required\)/);
+    for (const option of ['--password PASSWORD', '--role ROLE', '--plan PLAN', '--call-name NAME']) assert.ok(help.output.includes(`  ${option} `), option);
+    assert.match(help.output, /--json\s+print one JSON object/, 'a boolean option, shown without a value');
+    assert.doesNotMatch(help.output, /ERR_PARSE_ARGS|Unknown option/);
+    assert.equal((await runCli(['agents:publish', '-h'])).output.split('\n')[0], 'Usage: npm run cli -- agents:publish [options] FILE...');
+  });
+
+  it('lists the commands, each with its line, for --help or no command, exit 0', async () => {
+    for (const args of [['--help'], []]) {
+      const list = await runCli(args);
+      assert.equal(list.code, 0, list.output);
+      assert.match(list.output, /^\s+users:create\s+creates a user/m);
+      assert.match(list.output, /^\s+webhooks:deliveries\s+lists a service account's latest webhook delivery attempts/m);
+    }
+  });
+
+  it('says a command is unknown, then lists the commands, exit 1', async () => {
+    const res = await runCli(['users:creat', '--email', `x-${suffix}@example.com`]);
+    assert.equal(res.code, 1);
+    assert.match(res.output, /^unknown command "users:creat"\n/);
+    assert.match(res.output, /^\s+users:create\s+creates a user/m);
+  });
+
+  it('names an unknown option, a missing value or a stray argument in one line, then the command’s usage, exit 1', async () => {
+    const cases: [string[], string][] = [
+      [['users:create', '--email', `o-${suffix}@example.com`, '--bogus'], 'users:create: unknown option --bogus'],
+      [['users:create', '--email'], 'users:create: --email needs a value'],
+      [['users:create', '--email', '--role', 'admin'], 'users:create: --email needs a value'],
+      [['users:create', '--email', `o-${suffix}@example.com`, '--json=yes'], 'users:create: --json takes no value'],
+      [['users:create', `o-${suffix}@example.com`], `users:create: unexpected argument o-${suffix}@example.com (this command takes options only)`],
+      [['users:create'], 'users:create: --email is required'],
+    ];
+    for (const [args, line] of cases) {
+      const res = await runCli(args);
+      assert.equal(res.code, 1, res.output);
+      assert.equal(res.output.split('\n')[0], line);
+      assert.match(res.output, /\nUsage: npm run cli -- users:create \[options\]\n[^]*--email EMAIL/);
+      assert.doesNotMatch(res.output, /ERR_PARSE_ARGS|\n\s+at /, 'no Node error code, no stack');
+    }
+    assert.equal(await findUserByEmail(stack.runtime.db, `o-${suffix}@example.com`), undefined, 'nothing created');
+  });
 });

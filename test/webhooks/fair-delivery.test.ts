@@ -67,7 +67,7 @@ describe('fair webhook delivery', function () {
 
   async function accountWithWebhook(url: string): Promise<string> {
     const account = await createAccount(stack.runtime.db);
-    const set = await runCli(['webhooks:set', '--name', account.name, '--url', url, '--json']);
+    const set = await runCli(['webhooks:set', '--name', account.name, '--url', url, '--json'], { WEBHOOK_ALLOW: '127.0.0.1' });
     assert.equal(set.code, 0, set.output);
     return account.key;
   }

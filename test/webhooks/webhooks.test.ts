@@ -61,9 +61,10 @@ describe('webhooks', function () {
     unlisted.server.close();
   });
 
-  async function accountWithWebhook(url: string): Promise<{ key: string; name: string; id: string; secret: string }> {
+  /** `allow`: the WEBHOOK_ALLOW of the command line (by default, the stack's). */
+  async function accountWithWebhook(url: string, allow = `127.0.0.1:${receiver.port}`): Promise<{ key: string; name: string; id: string; secret: string }> {
     const account = await createAccount(stack.runtime.db);
-    const set = await runCli(['webhooks:set', '--name', account.name, '--url', url, '--json']);
+    const set = await runCli(['webhooks:set', '--name', account.name, '--url', url, '--json'], { WEBHOOK_ALLOW: allow });
     assert.equal(set.code, 0, set.output);
     assert.match(set.json.secret, /^whsec_[A-Za-z0-9+/=]{20,}$/);
     return { key: account.key, name: account.name, id: account.id, secret: set.json.secret };
@@ -120,6 +121,41 @@ describe('webhooks', function () {
       ],
     );
     assert.equal(log!.json.attempts[0].delivery, 'delivered');
+    assert.deepEqual(
+      log!.json.attempts.map((a: any) => a.outcome),
+      ['delivered', 'failed', 'failed'],
+      'each attempt its own outcome',
+    );
+    const text = await runCli(['webhooks:deliveries', '--name', account.name]);
+    const row = (attempt: number) => text.output.split('\n').find((line) => new RegExp(`${runId}\\s+${attempt}\\s`).test(line)) ?? '';
+    assert.match(row(1), /\bfailed\s+503\s+the receiver answered 503/, text.output);
+    assert.doesNotMatch(row(1), /delivered/, 'a failed attempt is not shown as delivered');
+    assert.doesNotMatch(row(2), /delivered/);
+    assert.match(row(3), /\bdelivered\s+200\s+delivered\s*$/, 'the delivery delivered, on its newest attempt');
+  });
+
+  it('refuses at once, storing nothing, an endpoint a delivery would be refused; accepts it once WEBHOOK_ALLOW lists it', async () => {
+    const account = await createAccount(stack.runtime.db);
+    const stored = async () => (await stack.runtime.db.selectFrom('webhooks').select('url').where('service_account_id', '=', account.id).execute()).map((row) => row.url);
+    const set = (url: string, allow?: string) => runCli(['webhooks:set', '--name', account.name, '--url', url], allow === undefined ? {} : { WEBHOOK_ALLOW: allow });
+    const refusals: [string, string | undefined, RegExp][] = [
+      [unlisted.url, undefined, /127\.0\.0\.1 is not a public address/],
+      [unlisted.url, `127.0.0.1:${receiver.port}`, /127\.0\.0\.1 is not allowed by WEBHOOK_ALLOW/],
+      [`http://localhost:${unlisted.port}/hooks`, undefined, /localhost is not a public address/],
+      [`http://[::1]:${unlisted.port}/hooks`, undefined, /::1 is not a public address/],
+      ['http://no-such-host.invalid/hooks', undefined, /no-such-host\.invalid does not resolve/],
+      ['ftp://example.com/hooks', undefined, /--url must be an http: or https: URL/],
+    ];
+    for (const [url, allow, message] of refusals) {
+      const refused = await set(url, allow);
+      assert.equal(refused.code, 1, `${url}: ${refused.output}`);
+      assert.match(refused.output, message);
+      assert.doesNotMatch(refused.output, /whsec_|\n\s+at /, 'no secret, no stack');
+    }
+    assert.deepEqual(await stored(), [], 'nothing stored');
+    const accepted = await set(unlisted.url, `127.0.0.1:${unlisted.port}`);
+    assert.equal(accepted.code, 0, accepted.output);
+    assert.deepEqual(await stored(), [unlisted.url]);
   });
 
   it('sends a background run that ended without running (cancelled while queued) too', async () => {
@@ -136,7 +172,8 @@ describe('webhooks', function () {
   });
 
   it('refuses a destination WEBHOOK_ALLOW does not list, at each attempt', async () => {
-    const account = await accountWithWebhook(unlisted.url);
+    // Listed when it was set, not by the workers' WEBHOOK_ALLOW now.
+    const account = await accountWithWebhook(unlisted.url, `127.0.0.1:${unlisted.port}`);
     const { runId } = (await post(stack.url, '/api/exec/submit', { agentName: agent, inputs: { query: 'refused' } }, { key: account.key })).body;
     let attempts: any[] = [];
     await waitFor(

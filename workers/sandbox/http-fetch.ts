@@ -101,12 +101,8 @@ export function fetchFailure(request: FetchRequest, reason: string): FetchFailur
 // async: what node:http throws at once (an invalid header value) becomes this fetch's failure.
 async function sendRequest<T>(url: URL, request: FetchRequest, options: FetchOptions, readResponse: ResponseReader<T>): Promise<T> {
   if (options.signal.aborted) throw new Error('the run ended');
-  const hostname = url.hostname.replace(/^\[|\]$/g, '');
-  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
-  // Node does not call `lookup` for IP literals, so those are checked here.
-  if (parseIp(hostname) && !isDestinationAllowed(options.allow, { hostname, port, address: hostname })) {
-    throw refusal(options.allow, hostname, options.allowSetting);
-  }
+  const { hostname, port } = hostAndPort(url);
+  refuseIpLiteral(options.allow, hostname, port, options.allowSetting);
   const transport = url.protocol === 'https:' ? https : http;
   const req = transport.request(url, {
     method: request.method,
@@ -200,6 +196,30 @@ function withContentLength(request: FetchRequest): Record<string, string> {
   if (request.body === null) return request.headers;
   const hasLength = Object.keys(request.headers).some((name) => name.toLowerCase() === 'content-length');
   return hasLength ? request.headers : { ...request.headers, 'content-length': String(Buffer.byteLength(request.body)) };
+}
+
+/**
+ * Checks `url` now as a request to it would be checked (before anything is sent): an IP literal
+ * against the rules, a name through the same guarded lookup. Rejects with the refusal, or with the
+ * DNS error (`code` ENOTFOUND…) of a name that does not resolve. For a destination set ahead of
+ * its requests (a webhook endpoint), which are checked again each time.
+ */
+export async function checkDestination(url: URL, allow: readonly AllowRule[], allowSetting?: string): Promise<void> {
+  const { hostname, port } = hostAndPort(url);
+  refuseIpLiteral(allow, hostname, port, allowSetting);
+  if (parseIp(hostname)) return;
+  await new Promise<void>((resolve, reject) => {
+    guardedLookup(allow, port, allowSetting)(hostname, { all: true }, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+function hostAndPort(url: URL): { hostname: string; port: number } {
+  return { hostname: url.hostname.replace(/^\[|\]$/g, ''), port: Number(url.port) || (url.protocol === 'https:' ? 443 : 80) };
+}
+
+/** Node does not call `lookup` for IP literals, so those are checked before connecting. */
+function refuseIpLiteral(allow: readonly AllowRule[], hostname: string, port: number, allowSetting?: string): void {
+  if (parseIp(hostname) && !isDestinationAllowed(allow, { hostname, port, address: hostname })) throw refusal(allow, hostname, allowSetting);
 }
 
 /** DNS lookup that only hands out addresses the rules allow, so the socket cannot reach any other. */
