@@ -82,7 +82,7 @@ describe('fair webhook delivery', function () {
     await waitFor(() => answering.runIds.includes(runId), 15_000, "the other account's webhook");
     // Delivered while the hanging receiver still held the first of its deliveries (each held 10 s).
     assert.ok(hanging.open > 0, 'the hanging receiver still held deliveries');
-    assert.ok(hanging.mostOpen <= 5, `the hanging receiver held ${hanging.mostOpen} deliveries at once`);
+    assert.ok(hanging.mostOpen <= 10, `the hanging receiver held ${hanging.mostOpen} deliveries at once`);
     assert.ok(hanging.received < 60, `all ${hanging.received} of its deliveries were attempted at once`);
   });
 });

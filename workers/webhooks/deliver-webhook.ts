@@ -40,7 +40,7 @@ export class DeliveryFailed extends Error {
 export async function deliverWebhook(deps: WebhookDeliveryDeps, runId: string): Promise<'done' | 'deferred'> {
   const delivery = await findPendingDelivery(deps.db, runId);
   if (!delivery) return 'done';
-  const release = deps.slots ? deps.slots.take(delivery.accountId) : () => undefined;
+  const release = deps.slots ? await deps.slots.take(delivery.accountId) : () => undefined;
   if (!release) return 'deferred';
   try {
     await attempt(deps, delivery);

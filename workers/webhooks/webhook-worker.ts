@@ -17,9 +17,13 @@ export function deliveryJobOptions(runId: string) {
   return { jobId: webhookJobId(runId), attempts: deliveryAttempts, backoff: { type: 'custom' }, removeOnComplete: true, removeOnFail: true };
 }
 
-/** Deliveries under way at once in a process, and of them, for one account (fair delivery, DESIGN §16). */
+/**
+ * Deliveries under way at once in a process (BullMQ's slots), and for one account: attempts at most
+ * 10, waiting for one of those at most 20 and for 1 s (account-slots.ts). A hanging receiver so holds
+ * at most 30 of the 50 slots for a second, and 10 after; a receiver that answers takes a burst at full speed.
+ */
 const concurrency = 50;
-const perAccount = 5;
+const slotOptions = { perAccount: 10, waitingPerAccount: 20, waitMs: 1000 };
 
 /**
  * A delivery whose account holds all its slots waits, without counting as an attempt: moved to the
@@ -47,7 +51,7 @@ export async function startWebhookWorker(runtime: Runtime): Promise<WebhookWorke
   producer.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue connection error'));
   const queue = new Queue<WebhookJobData>(webhookQueueName, { connection: producer, prefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
-  const deps: WebhookDeliveryDeps = { db: runtime.db, box: runtime.box, allow: parseAllowList(config.webhookAllow), slots: createAccountSlots(perAccount) };
+  const deps: WebhookDeliveryDeps = { db: runtime.db, box: runtime.box, allow: parseAllowList(config.webhookAllow), slots: createAccountSlots(slotOptions) };
   // A pending delivery without a job this long after its run ended is queued again.
   const sweepEveryMs = config.webhookSweepSeconds * 1000;
 
