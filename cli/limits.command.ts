@@ -1,6 +1,6 @@
 import { AppError } from '../shared/errors.js';
 import { callerLimitsMaxAgeMs } from '../server/exec/caller-limits-cache.js';
-import { findNamedAccount, limitRule, readCallerLimits, setCallerLimits, type AccountName, type EffectiveLimits, type LimitName, type LimitsChange, type NamedAccount } from '../runs/caller-limits.js';
+import { checkLimitsChange, findNamedAccount, limitsView, readCallerLimits, setCallerLimits, type AccountName, type EffectiveLimits, type LimitName, type LimitsChange, type NamedAccount } from '../runs/caller-limits.js';
 import { CommandError, type Command, type CommandContext } from './command.js';
 
 /**
@@ -31,7 +31,7 @@ export const setLimits: Command = {
     if (!Object.keys(change).length) throw new CommandError('give at least one of --runs-per-minute, --in-flight, --weight');
     const account = await found(context, named);
     const effective = await setCallerLimits(context.db, context.config, account, change);
-    return { text: `limits of ${describe(account)} set\n${formatLimits(effective)}\n(web processes apply them within ${callerLimitsMaxAgeMs / 1000} s)`, json: limitsJson(account, effective) };
+    return { text: `limits of ${describe(account)} set\n${formatLimits(effective)}\n(web processes apply them within ${callerLimitsMaxAgeMs / 1000} s)`, json: limitsView(account, effective) };
   },
 };
 
@@ -41,7 +41,7 @@ export const getLimits: Command = {
   async run(context) {
     const account = await found(context, accountName(context));
     const effective = await readCallerLimits(context.db, context.config, account);
-    return { text: `limits of ${describe(account)}\n${formatLimits(effective)}`, json: limitsJson(account, effective) };
+    return { text: `limits of ${describe(account)}\n${formatLimits(effective)}`, json: limitsView(account, effective) };
   },
 };
 
@@ -52,18 +52,24 @@ function accountName(context: CommandContext): AccountName {
   return name !== undefined ? { name } : { email: email! };
 }
 
-/** Every limit option given, each checked; all the bad ones are named at once, and nothing is changed. */
+/**
+ * Every limit option given, checked as the admin endpoints check them (runs/caller-limits.ts
+ * checkLimitsChange); all the bad ones are named at once, and nothing is changed.
+ */
 function readChange(context: CommandContext): LimitsChange {
   const change: LimitsChange = {};
-  const problems: string[] = [];
   for (const [option, limit] of Object.entries(limitOptions)) {
     const raw = trimmed(context.values[option]);
     if (raw === undefined) continue;
-    if (raw === 'default') change[limit] = null;
-    else if (/^\d{1,10}$/.test(raw) && (limit !== 'weight' || Number(raw) >= 1) && Number(raw) <= 1_000_000_000) change[limit] = Number(raw);
-    else problems.push(`--${option} ${limitRule(limit)}, or default`);
+    change[limit] = raw === 'default' ? null : /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
   }
-  if (problems.length) throw new CommandError(problems.join('\n'));
+  try {
+    checkLimitsChange(change);
+  } catch (err) {
+    if (!(err instanceof AppError && err.code === 'invalidRequest')) throw err;
+    const fields = (err.details?.fields ?? {}) as Record<string, string>;
+    throw new CommandError(Object.entries(limitOptions).filter(([, limit]) => fields[limit]).map(([option, limit]) => `--${option} ${fields[limit]}, or default`).join('\n'));
+  }
   return change;
 }
 
@@ -89,6 +95,3 @@ function formatLimits({ limits, defaults }: EffectiveLimits): string {
   return [line('runsPerMinute', limits.runsPerMinute), line('runsInFlight', limits.runsInFlight), line('weight', limits.weight)].join('\n');
 }
 
-function limitsJson(account: NamedAccount, { limits, defaults }: EffectiveLimits) {
-  return { account: { kind: account.kind, id: account.id, ...(account.kind === 'serviceAccount' ? { name: account.label } : { email: account.label }) }, limits, defaults };
-}

@@ -1,4 +1,5 @@
 import type { Principal } from '../shared/api.js';
+import { callerName } from '../shared/channels.js';
 import type { Db } from './database.js';
 import type { CallerLimitsRow } from './schema.js';
 
@@ -26,12 +27,15 @@ export async function upsertCallerLimits(db: Db, account: Account, change: Calle
     .executeTakeFirstOrThrow();
 }
 
-/** The name of each service account and the email of each user among `accounts`, by `<kind>:<id>`. */
+/** The name of each service account and the email of each user among `accounts`, by callerName. */
 export async function findAccountLabels(db: Db, accounts: readonly Account[]): Promise<Map<string, string>> {
   const ids = (kind: Account['kind']) => accounts.filter((a) => a.kind === kind).map((a) => a.id);
   const [services, users] = await Promise.all([
     ids('serviceAccount').length ? db.selectFrom('service_accounts').select(['id', 'name']).where('id', 'in', ids('serviceAccount')).execute() : [],
     ids('user').length ? db.selectFrom('users').select(['id', 'email']).where('id', 'in', ids('user')).execute() : [],
   ]);
-  return new Map([...services.map((s) => [`serviceAccount:${s.id}`, s.name] as const), ...users.map((u) => [`user:${u.id}`, u.email] as const)]);
+  return new Map([
+    ...services.map((s) => [callerName({ kind: 'serviceAccount', id: s.id }), s.name] as const),
+    ...users.map((u) => [callerName({ kind: 'user', id: u.id }), u.email] as const),
+  ]);
 }

@@ -44,6 +44,17 @@ export interface EffectiveLimits {
   defaults: LimitName[];
 }
 
+/** An account and its limits as the admin endpoints answer them and `limits:get --json` prints them. */
+export function limitsView(account: NamedAccount, { limits, defaults }: EffectiveLimits) {
+  return { account: { kind: account.kind, id: account.id, ...accountLabel(account.kind, account.label) }, limits, defaults };
+}
+
+/** The label of an account as its field: a service account's `name`, a user's `email`; none when unknown. */
+export function accountLabel(kind: Principal['kind'], label: string | undefined): { name?: string; email?: string } {
+  if (label === undefined) return {};
+  return kind === 'serviceAccount' ? { name: label } : { email: label };
+}
+
 /** The account named, or 404 notFound. */
 export async function findNamedAccount(db: Db, named: AccountName): Promise<NamedAccount> {
   if ('name' in named) {

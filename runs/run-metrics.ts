@@ -66,7 +66,6 @@ function tallyTime(tally: Tally, series: HistogramSeries, ms: number): void {
 export type HistogramSeries = '' | 'wait:';
 
 function sendTally(redis: Redis, prefix: string, tally: Tally): Promise<unknown> {
-  if (tally.counts.size === 0 && tally.durations.size === 0) return Promise.resolve();
   const pairs = (map: Map<string, number>) => [...map].flat();
   return addCounts(redis, runCountsMetricsKey(prefix), runDurationMetricsKey(prefix), tally.counts.size, ...pairs(tally.counts), ...pairs(tally.durations));
 }

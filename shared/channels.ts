@@ -31,28 +31,29 @@ export function controlChannel(prefix: string): string {
   return `${prefix}:control`;
 }
 
-function owner(principal: Pick<Principal, 'kind' | 'id'>): string {
+/** An account as keys and caches name it: `<kind>:<id>`. */
+export function callerName(principal: Pick<Principal, 'kind' | 'id'>): string {
   return `${principal.kind}:${principal.id}`;
 }
 
 /** Set of the run ids a caller has going (queued or running) on one conversation. */
 export function activeRunsKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, convid: string): string {
-  return `${prefix}:active:${owner(principal)}:${convid}`;
+  return `${prefix}:active:${callerName(principal)}:${convid}`;
 }
 
 /** The run a caller's request id (X-Request-Id or Idempotency-Key) started. */
 export function requestRunKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, requestId: string): string {
-  return `${prefix}:request:${owner(principal)}:${requestId}`;
+  return `${prefix}:request:${callerName(principal)}:${requestId}`;
 }
 
 /** The last streamed run on a conversation, for /api/exec/attach. */
 export function conversationStreamKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, convid: string): string {
-  return `${prefix}:stream:${owner(principal)}:${convid}`;
+  return `${prefix}:stream:${callerName(principal)}:${convid}`;
 }
 
 /** The run an Idempotency-Key started, kept 24 h. */
 export function idempotencyRecordKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, key: string): string {
-  return `${prefix}:idempotency:${owner(principal)}:${key}`;
+  return `${prefix}:idempotency:${callerName(principal)}:${key}`;
 }
 
 /** Sorted set of the calls waiting for or holding a conversation, in arrival order; and its ticket counter. */
@@ -96,11 +97,6 @@ export function runDurationMetricsKey(prefix: string): string {
  */
 export function serviceAccountsChannel(prefix: string): string {
   return `${prefix}:service-accounts`;
-}
-
-/** An account as the caller-limit keys name it: `<kind>:<id>`. */
-export function callerName(principal: Pick<Principal, 'kind' | 'id'>): string {
-  return `${principal.kind}:${principal.id}`;
 }
 
 /** Sorted set of a caller's runs queued or running (DESIGN §16): member runId, score the epoch ms after which it is a leftover. */

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
+import { callerName } from '../../shared/channels.js';
 import { findAccountLabels } from '../../db/caller-limits.repository.js';
-import { findNamedAccount, readCallerLimits, setCallerLimits, type EffectiveLimits, type NamedAccount } from '../../runs/caller-limits.js';
+import { accountLabel, findNamedAccount, limitsView, readCallerLimits, setCallerLimits } from '../../runs/caller-limits.js';
 import { readCallerLoad } from '../../runs/run-slots.js';
 import type { WebDeps } from '../deps.js';
 import { authenticate } from '../middleware/authenticate.js';
@@ -23,13 +24,13 @@ export function limitsRoutes(deps: WebDeps): Router {
     const effective = await setCallerLimits(deps.db, deps.config, account, change);
     // This process sees the change at once; the others within the cache's maximum age.
     deps.callerLimits.drop(account);
-    ctx.body = limitsAnswer(account, effective);
+    ctx.body = limitsView(account, effective);
   });
 
   router.post('/getLimits', ...adminOnly, async (ctx) => {
     const { name, email } = validateBody(getLimitsBody, ctx);
     const account = await findNamedAccount(deps.db, name !== undefined ? { name } : { email: email! });
-    ctx.body = limitsAnswer(account, await readCallerLimits(deps.db, deps.config, account));
+    ctx.body = limitsView(account, await readCallerLimits(deps.db, deps.config, account));
   });
 
   router.post('/callerLoad', ...adminOnly, async (ctx) => {
@@ -40,7 +41,7 @@ export function limitsRoutes(deps: WebDeps): Router {
       callers: loads.map(({ caller, inFlight, refused }) => ({
         kind: caller.kind,
         id: caller.id,
-        ...labelField(caller.kind, labels.get(`${caller.kind}:${caller.id}`)),
+        ...accountLabel(caller.kind, labels.get(callerName(caller))),
         inFlight,
         refusedLastMinute: refused,
       })),
@@ -48,13 +49,4 @@ export function limitsRoutes(deps: WebDeps): Router {
   });
 
   return router;
-}
-
-function labelField(kind: NamedAccount['kind'], label: string | undefined): { name?: string; email?: string } {
-  if (label === undefined) return {};
-  return kind === 'serviceAccount' ? { name: label } : { email: label };
-}
-
-function limitsAnswer(account: NamedAccount, { limits, defaults }: EffectiveLimits) {
-  return { account: { kind: account.kind, id: account.id, ...labelField(account.kind, account.label) }, limits, defaults };
 }

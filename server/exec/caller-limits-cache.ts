@@ -1,4 +1,5 @@
 import type { Principal } from '../../shared/api.js';
+import { callerName } from '../../shared/channels.js';
 import type { Config } from '../../shared/config.js';
 import type { Db } from '../../db/database.js';
 import { readCallerLimits, type CallerLimits } from '../../runs/caller-limits.js';
@@ -20,10 +21,9 @@ const maxEntries = 10_000;
 export function createCallerLimitsCache(db: Db, config: Pick<Config, 'runsPerMinute' | 'runsInFlight'>, maxAgeMs = callerLimitsMaxAgeMs): CallerLimitsCache {
   // The read itself is cached, so the first burst of one caller's calls makes one read.
   const entries = new Map<string, { at: number; limits: Promise<CallerLimits> }>();
-  const keyOf = (caller: Pick<Principal, 'kind' | 'id'>) => `${caller.kind}:${caller.id}`;
   return {
     get(caller) {
-      const key = keyOf(caller);
+      const key = callerName(caller);
       const now = Date.now();
       const entry = entries.get(key);
       if (entry && now - entry.at < maxAgeMs) return entry.limits;
@@ -34,7 +34,7 @@ export function createCallerLimitsCache(db: Db, config: Pick<Config, 'runsPerMin
       return limits;
     },
     drop(caller) {
-      entries.delete(keyOf(caller));
+      entries.delete(callerName(caller));
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { Principal } from '../../shared/api.js';
+import { callerName } from '../../shared/channels.js';
 
 /**
  * Each caller's runs in flight as this web process last heard from Redis (every admission there
@@ -18,15 +19,14 @@ const maxEntries = 10_000;
 
 export function createInFlightView(maxAgeMs = inFlightViewMaxAgeMs, now: () => number = Date.now): InFlightView {
   const views = new Map<string, { inFlight: number; at: number }>();
-  const keyOf = (caller: Pick<Principal, 'kind' | 'id'>) => `${caller.kind}:${caller.id}`;
   return {
     recent(caller) {
-      const view = views.get(keyOf(caller));
+      const view = views.get(callerName(caller));
       return view && now() - view.at < maxAgeMs ? view.inFlight : undefined;
     },
     heard(caller, inFlight) {
       if (views.size >= maxEntries) views.clear();
-      views.set(keyOf(caller), { inFlight, at: now() });
+      views.set(callerName(caller), { inFlight, at: now() });
     },
   };
 }
