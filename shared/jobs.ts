@@ -29,6 +29,8 @@ export interface RunJobData {
   sealedInputs: string;
   /** When the web process queued it (epoch ms). */
   submittedAt?: number;
+  /** Its fair priority (runs/fair-priority.ts), which also orders its start among the runs its worker holds (workers/runs/start-gate.ts). */
+  priority?: number;
   /** Submitted as a background run (/api/exec/submit): its end is sent to its account's webhook. */
   background?: boolean;
 }

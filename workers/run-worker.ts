@@ -18,6 +18,7 @@ import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
 import { createContextPool } from './sandbox/context-pool.js';
 import { setAgentThreadNice } from './sandbox/isolate-threads.js';
 import { createSessionWatch } from './runs/session-watch.js';
+import { createStartGate, startGateWidth } from './runs/start-gate.js';
 import { applyMemoryBackpressure } from './memory-backpressure.js';
 import { createRunControl } from './runs/run-control.js';
 import type { HeldConversation } from './runs/held-conversation.js';
@@ -58,7 +59,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: queueConnection, prefix });
   webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
   const runMetrics = createRunMetricsRecorder(publisher, prefix);
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, agents: createAgentCodeCache(), conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, startGate: createStartGate(startGateWidth), agents: createAgentCodeCache(), conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
 
   const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);

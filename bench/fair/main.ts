@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -87,11 +87,12 @@ async function main(): Promise<void> {
       return rate;
     })();
     const bUnder: number[] = [];
+    const bRequestIds: string[] = [];
     const cDelays: number[] = [];
     const others = (async () => {
       while (flooding) {
         const tick = delay(1000);
-        bUnder.push(await callB(clientB, convid));
+        bUnder.push(await callB(clientB, convid, bRequestIds));
         void submitC(clientC, answering).then((ms) => cDelays.push(ms));
         await tick;
       }
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
       plain,
       bAlone: summarize(bAlone),
       bUnderFlood: summarize(bUnder),
+      bUnderFloodPhases: await phasesOf(db, bRequestIds),
       cWebhookDelay: summarize(cDelays),
       aRunsPerSecond: { alone: round(aloneRate), underFlood: round(floodRate) },
       hangingReceiverHeldAtOnce: hanging.mostOpen,
@@ -153,11 +155,21 @@ async function endedRuns(db: Db, account: Account): Promise<number> {
 }
 
 /** B's call on its conversation: a quick agent, so its latency is its wait. */
-async function callB(client: ApiClient, convid: string): Promise<number> {
+async function callB(client: ApiClient, convid: string, requestIds: string[] = []): Promise<number> {
+  const requestId = randomUUID();
   const t0 = performance.now();
-  const answer = await client.post('/api/exec/execAgent', { agentName: 'quick', convid, inputs: { query: 'b' } });
+  const answer = await client.post('/api/exec/execAgent', { agentName: 'quick', convid, inputs: { query: 'b' } }, { 'x-request-id': requestId });
   if (answer.status !== 200) throw new Error(`B: HTTP ${answer.status} ${answer.text.slice(0, 200)}`);
+  requestIds.push(requestId);
   return performance.now() - t0;
+}
+
+/** Where B's calls spent their time, from their execution records: queued (submitted → started) and running (started → finished). */
+async function phasesOf(db: Db, requestIds: string[]): Promise<{ queued: LatencySummary; running: LatencySummary }> {
+  const rows = requestIds.length ? await db.selectFrom('executions').select(['submitted_at', 'started_at', 'finished_at']).where('request_id', 'in', requestIds).execute() : [];
+  const queued = rows.map((row) => +new Date(row.started_at) - +new Date(row.submitted_at!));
+  const running = rows.map((row) => +new Date(row.finished_at) - +new Date(row.started_at));
+  return { queued: summarize(queued), running: summarize(running) };
 }
 
 async function everySecond(times: number, call: () => Promise<number>): Promise<number[]> {
@@ -218,6 +230,7 @@ async function startReceiver(how: 'hang' | 'answer'): Promise<Receiver> {
 function formatReport(results: {
   bAlone: LatencySummary;
   bUnderFlood: LatencySummary;
+  bUnderFloodPhases: { queued: LatencySummary; running: LatencySummary };
   cWebhookDelay: LatencySummary;
   aRunsPerSecond: { alone: number; underFlood: number };
   hangingReceiverHeldAtOnce: number;
@@ -228,6 +241,7 @@ function formatReport(results: {
   return [
     `B's wait alone: p50 ${ms(bAlone.p50)} p99 ${ms(bAlone.p99)} max ${ms(bAlone.max)} (${bAlone.count} calls)`,
     `B's wait under A's flood: p50 ${ms(bUnderFlood.p50)} p99 ${ms(bUnderFlood.p99)} max ${ms(bUnderFlood.max)} (${bUnderFlood.count} calls) — p99 ${ratio.toFixed(2)} × alone (target ≤ 1.5 ×), max ≤ 1 s: ${ratio <= 1.5 && bUnderFlood.max <= 1000 ? 'met' : 'NOT met'}`,
+    `  of which queued (submitted → started) p50 ${ms(results.bUnderFloodPhases.queued.p50)} max ${ms(results.bUnderFloodPhases.queued.max)}, running p50 ${ms(results.bUnderFloodPhases.running.p50)} max ${ms(results.bUnderFloodPhases.running.max)}`,
     `C's webhook delay while A's receiver hangs: p50 ${ms(cWebhookDelay.p50)} p99 ${ms(cWebhookDelay.p99)} max ${ms(cWebhookDelay.max)} (${cWebhookDelay.count}) — target p99 ≤ 2 s: ${cWebhookDelay.p99 <= 2000 ? 'met' : 'NOT met'}`,
     `A's runs/s: alone ${aRunsPerSecond.alone}, under the flood with B and C ${aRunsPerSecond.underFlood} (${(aRunsPerSecond.underFlood / aRunsPerSecond.alone).toFixed(2)} ×)`,
     `A's hanging receiver held at most ${results.hangingReceiverHeldAtOnce} deliveries at once`,

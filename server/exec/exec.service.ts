@@ -203,7 +203,7 @@ async function enqueueRun(
     logged,
   };
   const findable = isFindable(active);
-  const data = runJobData(call, runId, convid, events, { turn, first: place?.first, sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))) });
+  const data = { ...runJobData(call, runId, convid, events, { turn, first: place?.first, sealedInputs: deps.box.seal(JSON.stringify(call.body.inputs ?? ({} as JsonObject))) }), priority };
   try {
     await Promise.all([
       findable && registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),

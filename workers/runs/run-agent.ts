@@ -1,6 +1,7 @@
 import type { ExecutionResponse } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { executionResponse } from '../../runs/execution-response.js';
+import { maxPriority } from '../../runs/fair-priority.js';
 import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
 import type { SandboxError, SandboxOutcome, SandboxRun } from '../sandbox/sandbox.types.js';
@@ -29,6 +30,23 @@ export async function runAgent(
   signal: AbortSignal,
   { hold, inline }: Pick<SandboxRun, 'hold' | 'inline'> = {},
 ): Promise<Ran> {
+  // Its start waits its fair turn among the runs this worker holds, until it first waits on the host.
+  const started = deps.startGate ? await deps.startGate.enter(data.priority ?? maxPriority) : undefined;
+  try {
+    return await runStarted(deps, data, start, sink, signal, { hold, inline, onWait: started });
+  } finally {
+    started?.();
+  }
+}
+
+async function runStarted(
+  deps: RunDeps,
+  data: RunJobData,
+  start: RunStart,
+  sink: RunEventSink,
+  signal: AbortSignal,
+  { hold, inline, onWait }: Pick<SandboxRun, 'hold' | 'inline' | 'onWait'>,
+): Promise<Ran> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName, secretSetOf(data));
   const secretValues = maskableValues(secrets);
@@ -54,6 +72,7 @@ export async function runAgent(
     signal,
     hold,
     inline,
+    onWait,
     httpAllow: deps.config.agentHttpAllow,
     secrets,
     onPart: data.events.kind === 'log' ? sink.part : undefined,

@@ -12,6 +12,7 @@ import type { HeldConversation } from './held-conversation.js';
 import type { ContextPool } from '../sandbox/context-pool.js';
 import type { AgentCodeCache } from './agent-code-cache.js';
 import type { AgentSecretsCache } from './agent-secrets-cache.js';
+import type { StartGate } from './start-gate.js';
 
 /** What a worker's run of an agent needs (built once per worker, run-worker.ts). */
 export interface RunDeps {
@@ -26,6 +27,8 @@ export interface RunDeps {
   conversations: ConversationReader;
   firstRuns: FirstRunWriter;
   commits: ConversationCommits;
+  /** Orders the starts of the runs this worker holds by their fair priority (absent in the web process's short runs). */
+  startGate?: StartGate;
 }
 
 /** Where the parts of a logged run (streamed, or joinable) go as they are made. */

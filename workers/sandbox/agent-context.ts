@@ -111,6 +111,7 @@ function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
       if (binding.waiting.delete(answer)) sendReply(binding, call, reply);
     };
     binding.waiting.add(answer);
+    session.run.onWait?.();
     handleAsyncCall(session, op, payload, outbox).then(answer, (err: unknown) => answer(replyWithError(session, err)));
   });
   return [hostSync, hostAsync];

@@ -88,6 +88,8 @@ export interface SandboxRun {
    * needs it, so a lazy one (a thenable) starts its confirmation then.
    */
   hold?: PromiseLike<unknown>;
+  /** Told each time the run makes an async sys call: it waits on the host from then (workers/runs/start-gate.ts). */
+  onWait?: () => void;
   /**
    * Run only if it can be over within one synchronous entry (the web process's short runs,
    * workers/inline-runs.ts): entered on this thread whenever its isolate is idle, a warm context or
