@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -129,6 +131,12 @@ export function spawnNode(name: string, args: string[], env: Record<string, stri
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);
+  // e.g. BENCH_LOG_DIR=/tmp/logs keeps each process's whole output in <dir>/<name>.log.
+  if (process.env.BENCH_LOG_DIR) {
+    const file = createWriteStream(join(process.env.BENCH_LOG_DIR, `${name}.log`));
+    child.stdout.pipe(file);
+    child.stderr.pipe(file);
+  }
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const running = () => child.exitCode === null && child.signalCode === null;
   return {

@@ -24,6 +24,7 @@ import { createRunControl } from './runs/run-control.js';
 import type { HeldConversation } from './runs/held-conversation.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
 import { subscribeToControl } from './control-channel.js';
+import { applyFetchWindow, defaultFetchAhead, type FetchWindow } from './fetch-window.js';
 import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 
 export interface WorkerDeps {
@@ -68,15 +69,30 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   });
 
   const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
-  const worker = new Worker<RunJobData>(runQueueName, createRunAgentProcessor(processorDeps), {
-    connection,
-    prefix,
-    concurrency: config.workerConcurrency,
-    lockDuration: config.jobLockMs,
-    stalledInterval: config.jobLockMs,
-    // A run is never started twice: a job whose worker died ends `unexpected` instead.
-    maxStalledCount: 0,
-  });
+  const processor = createRunAgentProcessor(processorDeps);
+  let window: FetchWindow | undefined;
+  const worker = new Worker<RunJobData>(
+    runQueueName,
+    async (job, token, signal) => {
+      window?.started();
+      try {
+        return await processor(job, token, signal);
+      } finally {
+        window?.ended();
+      }
+    },
+    {
+      connection,
+      prefix,
+      // WORKER_CONCURRENCY runs held at most, taken from the queue only as they can start (fetch-window.ts).
+      concurrency: Math.min(config.workerConcurrency, defaultFetchAhead),
+      lockDuration: config.jobLockMs,
+      stalledInterval: config.jobLockMs,
+      // A run is never started twice: a job whose worker died ends `unexpected` instead.
+      maxStalledCount: 0,
+    },
+  );
+  window = applyFetchWindow(worker, config.workerConcurrency);
   worker.on('failed', (job, err) => {
     if (job) void reportFailedRun(processorDeps, job.data, err.message);
   });

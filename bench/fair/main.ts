@@ -40,7 +40,7 @@ interface Account {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { flood: { type: 'string' }, plain: { type: 'string' } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { flood: { type: 'string' }, plain: { type: 'string' }, 'alone-only': { type: 'boolean' } } });
   const flood = Number(values.flood ?? 5000);
   const plain = Number(values.plain ?? 200);
   const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     await upsertWebhook(db, c.id, answering.url, box.seal(`whsec_${randomBytes(24).toString('base64')}`));
     const processes: ProductProcess[] = [];
     teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(15_000))));
-    const env = { SECRETS_KEY: secretsKey, WEBHOOK_ALLOW: '127.0.0.1' };
+    const env = { SECRETS_KEY: secretsKey, WEBHOOK_ALLOW: '127.0.0.1', ...(process.env.WORKER_CONCURRENCY ? { WORKER_CONCURRENCY: process.env.WORKER_CONCURRENCY } : {}) };
     const stack = await startStack({ databaseUrl, redisUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 60_000, env }, (p) => processes.push(p));
     const clientOf = (account: Account) => createClient(stack.baseUrl, { bearerKey: account.key });
     const [clientA, clientB, clientC] = [clientOf(a), clientOf(b), clientOf(c)];
@@ -76,6 +76,11 @@ async function main(): Promise<void> {
     log('A alone');
     const aloneRate = await floodOf(clientA, db, a, flood, plain);
     log(`A alone: ${aloneRate.toFixed(1)} runs/s`);
+    // --alone-only: A's runs/s alone and nothing more, to compare two builds in turn (the fairness machinery's cost).
+    if (values['alone-only']) {
+      console.log(`A alone: ${aloneRate.toFixed(1)} runs/s`);
+      return;
+    }
     log('B alone');
     const bAlone = await everySecond(10, () => callB(clientB, convid));
 
