@@ -4,8 +4,10 @@ import { post } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createUser, strongPassword } from '../helpers/fixtures.js';
 import type { TestSmtp } from '../helpers/smtp.js';
+import { waitForQueueIdle } from '../helpers/queue-idle.js';
 import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { mailQueueName } from '../../shared/mail-jobs.js';
 
 const minute = 60_000;
 
@@ -31,6 +33,8 @@ describe('passwords set with an email code', function () {
     assert.equal((await askCode(email)).status, 200);
     return smtp.waitForCode(email, before + 1);
   }
+  /** Every mail job the calls so far set off has ended: a mail not received by then was never sent. */
+  const mailSettled = () => waitForQueueIdle(stack.config, mailQueueName);
   const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
 
   it('a new user sets the first password with emailCode then createPasswordWithEmailCode, and can sign in', async () => {
@@ -153,7 +157,7 @@ describe('passwords set with an email code', function () {
     assert.equal((await askCode(user.email)).status, 200);
     clock.advance(30_000);
     assert.equal((await askCode(user.email)).status, 200);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await mailSettled();
     assert.equal(smtp.mailsTo(user.email).length, count, 'no second mail within the minute');
     clock.advance(31_000);
     assert.equal((await askCode(user.email)).status, 200);
@@ -169,8 +173,9 @@ describe('passwords set with an email code', function () {
     assert.deepEqual(a.body, b.body);
     assert.equal(a.headers.get('content-type'), b.headers.get('content-type'));
     await smtp.waitForMail(known.email);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await mailSettled();
     assert.equal(smtp.mailsTo(unknownEmail).length, 0);
+    assert.equal((await stack.runtime.db.selectFrom('mail_outbox').select('id').where('to_address', '=', unknownEmail).execute()).length, 0, 'nothing in the outbox either');
     const noUser = await setPassword(unknownEmail, '123456', strongPassword());
     assert.equal(noUser.status, 400);
     assert.equal(noUser.body.error.code, 'invalidCode');

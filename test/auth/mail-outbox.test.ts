@@ -7,6 +7,7 @@ import { sweepOutbox } from '../../workers/mail/deliver-mail.js';
 import { createMailer } from '../../workers/mail/mailer.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createUser, strongPassword } from '../helpers/fixtures.js';
+import { waitForQueueIdle } from '../helpers/queue-idle.js';
 import type { TestSmtp } from '../helpers/smtp.js';
 import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
@@ -57,7 +58,7 @@ describe('mail outbox', function () {
       const mail = await smtp.waitForMail(user.email);
       assert.equal(mail.subject, 'left behind');
       await waitFor(async () => (await outboxRows(user.email))[0]!.sent_at !== null, 5000, 'marked sent');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitForQueueIdle(stack.config, mailQueueName); // both send jobs ended
       assert.equal(smtp.mailsTo(user.email).length, 1, 'sent once');
       assert.equal((await outboxRows(user.email))[0]!.id, id);
     } finally {

@@ -5,7 +5,7 @@ import { openStream } from '../helpers/sse.js';
 import type { TestSmtp } from '../helpers/smtp.js';
 import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
-import { isRunActive, waitFor } from '../helpers/wait.js';
+import { isRunActive, ticketsTaken, waitFor } from '../helpers/wait.js';
 
 describe('mustLogin: the session ends while its run is going', function () {
   const clock = createTestClock();
@@ -67,8 +67,9 @@ describe('mustLogin: the session ends while its run is going', function () {
   it('a call waiting for its turn behind the run ends with mustLogin too', async () => {
     const { user, tab, otherTab, convid } = await signedInWithConversation();
     const running = await startLongRun(tab, convid);
+    const tickets = await ticketsTaken(convid);
     const waiting = tab.post('/api/exec/execAgent', { agentName, convid });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(async () => (await ticketsTaken(convid)) > tickets, 5000, 'the second call to wait for its turn');
     await otherTab.post('/api/auth/logout', {});
     const [first, second] = [await running.answer, await waiting];
     assert.equal(first.body.resultCode, 'mustLogin');

@@ -7,10 +7,33 @@ import { sql } from 'kysely';
 import { post } from '../helpers/api.js';
 import { createBrowser } from '../helpers/browser.js';
 import { createAccount, createUser, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
+import { waitForQueueIdle } from '../helpers/queue-idle.js';
 import type { TestSmtp } from '../helpers/smtp.js';
 import { startStackWithMail, type MailStack } from '../helpers/stack.js';
 import { createTestClock } from '../helpers/test-clock.js';
+import { waitFor } from '../helpers/wait.js';
+import { runQueueName } from '../../shared/channels.js';
+import { mailQueueName } from '../../shared/mail-jobs.js';
 import { parseServiceAccountKey } from '../../shared/service-account-key.js';
+
+/**
+ * A connection that reports every command Redis runs from now on. (Not ioredis's `monitor()`: when a
+ * busy Redis sends monitor lines in the same read as MONITOR's OK, ioredis reports an error before it
+ * is in monitoring mode and `monitor()` rejects; those lines are from before we listen, so that error
+ * is ignored. Any error once monitoring has begun fails the test: a line would be missing.)
+ */
+async function monitorRedis(url: string, onCommand: (args: string[]) => void): Promise<Redis> {
+  const monitor = new Redis(url, { monitor: true, lazyConnect: false });
+  let monitoring = false;
+  monitor.on('error', (err: Error) => {
+    if (!monitoring && err.message.startsWith('Command queue state error')) return;
+    throw new Error(`the Redis monitor failed, so a command may be missing: ${err.message}`);
+  });
+  monitor.on('monitor', (_time: string, args: string[]) => onCommand(args));
+  await new Promise<void>((resolve) => monitor.once('monitoring', resolve));
+  monitoring = true;
+  return monitor;
+}
 
 /**
  * Runs every sign-in flow with recognisable secrets, then searches everything the service wrote — each
@@ -33,13 +56,30 @@ describe('secrets never reach logs, Redis or responses', function () {
   before(async () => {
     stack = await startStackWithMail({ LOG_LEVEL: 'trace' }, { clock });
     smtp = stack.smtp;
-    monitor = await new Redis(stack.config.redisUrl).monitor();
-    monitor.on('monitor', (_time: string, args: string[]) => redisTraffic.push(args.join(' ')));
+    monitor = await monitorRedis(stack.config.redisUrl, (args) => redisTraffic.push(args.join(' ')));
   });
   after(async () => {
     monitor.disconnect();
     await stack.close();
   });
+
+  /**
+   * Waits until what the calls so far set off is over — no mail or run job left (their log lines and
+   * Redis commands come before a job ends) — and the monitor has seen every Redis command sent until
+   * then: it reports them in the order Redis ran them, so a marker sent now arrives after them all.
+   */
+  async function settled(): Promise<void> {
+    await waitForQueueIdle(stack.config, mailQueueName);
+    await waitForQueueIdle(stack.config, runQueueName);
+    const marker = `settled-${randomBytes(6).toString('hex')}`;
+    const client = new Redis(stack.config.redisUrl);
+    try {
+      await client.echo(marker);
+    } finally {
+      client.disconnect();
+    }
+    await waitFor(() => redisTraffic.some((line) => line.includes(marker)), 5000, 'the monitor to catch up');
+  }
 
   it('for passwords, codes, keys, cookies and Authorization headers in every flow', async () => {
     const sentinel = `Sentinel${randomBytes(8).toString('hex')}`;
@@ -84,7 +124,7 @@ describe('secrets never reach logs, Redis or responses', function () {
     record(await post(stack.url, '/api/exec/execAgent', { agentName }, { key: badKey }));
     record(await post(stack.url, '/api/user/getUserProfile', {}, { key: account.key, headers: { Cookie: cookie } }));
     record(await post(stack.url, '/api/user/getUserProfile', {}, { headers: { Authorization: `Basic ${basicCredentials}` } }));
-    await new Promise((resolve) => setTimeout(resolve, 300)); // let the mail jobs and log lines settle
+    await settled();
 
     const secrets: [string, string][] = [
       ...passwords.map((p, i): [string, string] => [`password ${i}`, p]),
@@ -154,7 +194,7 @@ describe('secrets never reach logs, Redis or responses', function () {
       const failed = record(await post(stack.url, '/api/exec/execAgent', { agentName, convid: paused.body.convid, inputs: { go: 'yes' } }, { key: caller.key }));
       assert.equal(failed.body.resultCode, 'callFailed', JSON.stringify(failed.body));
       assert.match(failed.body.error.message, /key=\*{8}/);
-      await new Promise((resolve) => setTimeout(resolve, 300)); // let the log lines settle
+      await settled();
 
       assert.deepEqual(seenByServer, [`/v1?key=${secret} Bearer ${secret}`], 'the API got the secret, once: the resumed run replayed its answer');
       const executions = await sql<{ row: unknown }>`select row_to_json(e) as row from executions e where convid = ${paused.body.convid}`.execute(stack.runtime.db);

@@ -106,17 +106,30 @@ describe('conversation retention, pinning and listing', function () {
     await pin(key, kept, true);
     clock.advance(8 * day);
     const fresh = await start(key);
-    // A call on an expired-but-locked conversation holds its row: the sweep must not wait for it.
+    // A call on an expired-but-locked conversation holds its row until the sweep is over: the sweep must not wait for it.
     const busy = old[0]!;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
     const held = stack.runtime.db.transaction().execute(async (trx) => {
       await sql`select 1 from conversations where id = ${busy} for update`.execute(trx);
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      await released;
     });
     await waitFor(() => isConversationLocked(stack.runtime.db, busy), 2000, 'the row lock');
-    const started = Date.now();
-    const swept = await sweepExpired(stack.runtime, 2);
-    assert.ok(Date.now() - started < 1000, 'did not wait for the locked row');
+    let sweeping = true;
+    const sweep = sweepExpired(stack.runtime, 2).finally(() => (sweeping = false));
+    let blocked = false;
+    const lockWaiters = async () =>
+      (await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()`.execute(stack.runtime.db)).rows[0]!.n;
+    const sweepEndedOrBlocked = async () => {
+      if (!sweeping) return true;
+      blocked = (await lockWaiters()) > 0;
+      return blocked;
+    };
+    await waitFor(sweepEndedOrBlocked, 20_000, 'the sweep to end, or to wait for a lock');
+    release();
+    const swept = await sweep;
     await held;
+    assert.equal(blocked, false, 'the sweep waited for the locked row');
     assert.ok(swept.conversations >= 5, `swept ${swept.conversations}`);
     for (const convid of [...old.slice(1), pausedOld]) assert.equal(await findConversation(stack.runtime.db, convid), undefined, convid);
     const pauses = await stack.runtime.db.selectFrom('paused_asks').select('convid').where('convid', '=', pausedOld).execute();

@@ -10,7 +10,7 @@ import { execAgent } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { testEnv } from '../helpers/test-env.js';
-import { waitFor } from '../helpers/wait.js';
+import { ticketsTaken, waitFor } from '../helpers/wait.js';
 
 describe('the conversation is an actor', () => {
   let stack: Stack;
@@ -42,12 +42,15 @@ describe('the conversation is an actor', () => {
   it('runs calls in the order they arrived', async () => {
     const first = await execAgent(stack.url, key, { agentName: counter });
     const convid = first.body.convid;
+    // Each call is sent once the one before it has arrived (taken its ticket on the conversation).
+    const arrived = (tickets: number, what: string) => waitFor(async () => (await ticketsTaken(convid, stack.config.queuePrefix)) >= tickets, 5_000, what);
+    const before = await ticketsTaken(convid, stack.config.queuePrefix);
     const held = execAgent(stack.url, key, { agentName: holder, convid });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await arrived(before + 1, 'the holder to arrive');
     const calls = [];
     for (let i = 0; i < 12; i++) {
       calls.push(execAgent(stack.url, key, { agentName: counter, convid }));
-      await new Promise((resolve) => setTimeout(resolve, 15));
+      await arrived(before + 2 + i, `counter ${i + 1} to arrive`);
     }
     assert.equal((await held).body.resultCode, 'success');
     const counts = (await Promise.all(calls)).map((c) => Number(c.body.output[0].text));

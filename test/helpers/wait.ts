@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { runQueueName } from '../../shared/channels.js';
+import { conversationTicketKey, runQueueName } from '../../shared/channels.js';
 import type { Db } from '../../db/database.js';
 import { testEnv } from './test-env.js';
 
@@ -36,4 +36,19 @@ export async function isRunActive(convid: string, prefix = testEnv.QUEUE_PREFIX!
   }
   const jobs = await queue.getJobs(['active']);
   return jobs.some((job) => (job.data as { convid?: string } | undefined)?.convid === convid);
+}
+
+const redisClients = new Map<string, Redis>();
+
+/**
+ * How many calls have arrived on the conversation: each takes the next ticket of its counter as it
+ * arrives at a web process (runs/turns.ts), so a call sent after this grew has arrived after it.
+ */
+export async function ticketsTaken(convid: string, prefix = testEnv.QUEUE_PREFIX!): Promise<number> {
+  let redis = redisClients.get(prefix);
+  if (!redis) {
+    redis = new Redis(testEnv.REDIS_URL!, { maxRetriesPerRequest: null });
+    redisClients.set(prefix, redis);
+  }
+  return Number((await redis.get(conversationTicketKey(prefix, convid))) ?? 0);
 }

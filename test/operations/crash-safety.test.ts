@@ -64,8 +64,9 @@ describe('crash safety and graceful stops (separate processes)', () => {
 
   it('on SIGTERM a worker takes no new job, finishes its running one, then exits', async () => {
     const worker = alive(/worker running/);
-    const running = execAgent(url, key, { agentName: slow, inputs: { ms: 1000 } });
-    await new Promise((resolve) => setTimeout(resolve, 300)); // the run is going
+    const convid = (await execAgent(url, key, { agentName: counter })).body.convid;
+    const running = execAgent(url, key, { agentName: slow, convid, inputs: { ms: 1000 } });
+    await waitFor(() => isRunActive(convid, env().QUEUE_PREFIX), 15_000, 'the run to start');
     worker.child.kill('SIGTERM');
     const queuedMeanwhile = execAgent(url, key, { agentName: counter });
     assert.equal((await running).body.resultCode, 'success', 'the running call finished');
