@@ -2,7 +2,7 @@ import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, run
 import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from './destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
-import { createFetchStreams } from './streamed-fetch.js';
+import { createFetchStreams } from './fetch-streams.js';
 import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';
 import { createContextPool, type ContextPool } from './context-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';

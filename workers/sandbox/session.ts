@@ -1,7 +1,7 @@
 import type { OutputChange, Output } from './output.js';
 import type { AllowRule } from './destination-guard.js';
 import type { FetchSlots } from './fetch-slots.js';
-import type { FetchStreams } from './streamed-fetch.js';
+import type { FetchStreams } from './fetch-streams.js';
 import type { Journal } from './journal.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
 
