@@ -1,7 +1,7 @@
 import { toStorableText } from '../../shared/storable-text.js';
 import { maxPendingCalls } from './sandbox-protocol.js';
 import { AgentFault, AgentTypeError } from './error-codes.js';
-import { FetchFailure } from './http-fetch.js';
+import { FetchFailure } from '../outbound-http/http-fetch.js';
 import { isReplaying } from './journal.js';
 import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
 import { addPart, imagePart, writeText, type OutputChange } from './output.js';

@@ -1,7 +1,7 @@
 import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, runInAgentContext, syncEntryMs, waitsOnHost, type AgentContext } from './agent-context.js';
 import type { RunResult } from './sandbox-protocol.js';
-import { parseAllowList } from './destination-guard.js';
-import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
+import { parseAllowList } from '../outbound-http/destination-guard.js';
+import { closeFetchSlots, createFetchSlots } from '../outbound-http/fetch-slots.js';
 import { createFetchStreams } from './fetch-streams.js';
 import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';
 import { createContextPool, type ContextPool } from './context-pool.js';

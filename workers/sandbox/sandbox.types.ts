@@ -1,12 +1,6 @@
 import type { TracedCall } from '../../shared/trace.js';
+import type { FetchResult } from '../outbound-http/http-fetch.js';
 import type { AskInput, Answers, HistoryEntry, JsonObject, OutputPart, PrincipalKind, Role } from '../../shared/api.js';
-
-/** What sys.fetch returned, as recorded for replay. */
-export interface FetchResult {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-}
 
 /**
  * One non-deterministic call made by a run, in call order. On resume the journal is replayed:

@@ -1,6 +1,6 @@
 import type { OutputChange, Output } from './output.js';
-import type { AllowRule } from './destination-guard.js';
-import type { FetchSlots } from './fetch-slots.js';
+import type { AllowRule } from '../outbound-http/destination-guard.js';
+import type { FetchSlots } from '../outbound-http/fetch-slots.js';
 import type { FetchStreams } from './fetch-streams.js';
 import type { Journal } from './journal.js';
 import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';

@@ -1,8 +1,8 @@
 import { createEventStreamParser, type ServerSentEvent } from '../../clients/typescript/src/server-sent-events.js';
 import { AgentTypeError } from './error-codes.js';
-import { fetchPoolKey } from './fetch-agents.js';
-import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
-import { FetchFailure, fetchFailure, httpFetchStream, refuseUnsendable, type FetchRequest } from './http-fetch.js';
+import { fetchPoolKey } from '../outbound-http/fetch-agents.js';
+import { releaseFetchSlot, takeFetchSlot } from '../outbound-http/fetch-slots.js';
+import { FetchFailure, fetchFailure, httpFetchStream, refuseUnsendable, type FetchRequest } from '../outbound-http/http-fetch.js';
 import type { OpenFetchStream } from './fetch-streams.js';
 import { chargeJournal, recordEntry, takeReplayed, type EntryOf } from './journal.js';
 import { hasEnded, type Session } from './session.js';

@@ -2,7 +2,8 @@ import { tracedCalls, type TracedCall } from '../../shared/trace.js';
 import type { Answers, AskInput } from '../../shared/api.js';
 import { normaliseAskSpec } from './ask-spec.js';
 import { isReplaying } from './journal.js';
-import type { CodeSite, FetchResult, SandboxTrace } from './sandbox.types.js';
+import type { FetchResult } from '../outbound-http/http-fetch.js';
+import type { CodeSite, SandboxTrace } from './sandbox.types.js';
 import { hasEnded, type Session } from './session.js';
 
 /**
