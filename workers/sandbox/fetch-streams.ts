@@ -1,4 +1,4 @@
-import type { EventStreamParser } from '../../clients/typescript/src/server-sent-events.js';
+import type { EventStreamParser } from '../../shared/server-sent-events.js';
 import type { FetchBodyStream } from '../outbound-http/fetch-body-stream.js';
 import type { FetchRequest } from '../outbound-http/http-fetch.js';
 import type { EntryOf } from './journal.js';

@@ -1,4 +1,4 @@
-import { createEventStreamParser, type ServerSentEvent } from '../../clients/typescript/src/server-sent-events.js';
+import { createEventStreamParser, type ServerSentEvent } from '../../shared/server-sent-events.js';
 import { AgentTypeError } from './error-codes.js';
 import { fetchPoolKey } from '../outbound-http/fetch-agents.js';
 import { releaseFetchSlot, takeFetchSlot } from '../outbound-http/fetch-slots.js';
