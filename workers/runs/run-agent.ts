@@ -1,7 +1,7 @@
 import type { ExecutionResponse } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { executionResponse } from '../../runs/execution-response.js';
-import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
+import { maskableValues } from '../../shared/agent-secrets.js';
 import { runSandbox } from '../sandbox/run-sandbox.js';
 import type { SandboxError, SandboxOutcome, SandboxRun } from '../sandbox/sandbox.types.js';
 import { draftRunResponse, secretSetOf } from './draft-runs.js';
@@ -31,10 +31,9 @@ export async function runAgent(
 ): Promise<Ran> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName, secretSetOf(data));
-  const secretValues = maskableValues(secrets);
   // A streamed validation sends each trace event as it happens; a non-streamed one answers with them all.
   const trace = data.draft
-    ? createTraceRecorder({ toSource, secrets: [...secretValues, ...passwordAnswers(start.journal)], emit: data.events.kind === 'log' ? sink.trace : undefined })
+    ? createTraceRecorder({ toSource, secrets: [...maskableValues(secrets), ...passwordAnswers(start.journal)], emit: data.events.kind === 'log' ? sink.trace : undefined })
     : undefined;
   const outcome = await runSandbox({
     code: start.agent.code,
@@ -60,19 +59,7 @@ export async function runAgent(
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,
     onTrace: trace?.onTrace,
   }, deps.isolates);
-  return { outcome: withSecretsMasked(outcome, secretValues), toSource, trace };
-}
-
-/**
- * The outcome with the secret values masked in its error (a fetch error names the URL, an agent may
- * throw what it read): the error goes to the response, the error report and the logs. The output is
- * what the agent chose to say, and stays as it is.
- */
-function withSecretsMasked(outcome: SandboxOutcome, values: readonly string[]): SandboxOutcome {
-  if (!('error' in outcome) || values.length === 0) return outcome;
-  const { message, stack } = outcome.error;
-  const error = { ...outcome.error, message: maskSecrets(message, values), ...(stack === undefined ? {} : { stack: maskSecrets(stack, values) }) };
-  return { ...outcome, error };
+  return { outcome, toSource, trace };
 }
 
 /**

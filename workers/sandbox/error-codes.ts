@@ -95,6 +95,13 @@ export function limitError<E extends object>(ending: E): E {
   return { ...ending, error: { ...error, message, ...(stack === undefined ? {} : { stack }) } };
 }
 
+/** The ending with its error's message and stack masked by `mask` (the run's secrets, shared/agent-secrets.ts). */
+export function maskError<E extends object>(ending: E, mask: (text: string) => string): E {
+  if (!('error' in ending)) return ending;
+  const error = ending.error as SandboxError;
+  return { ...ending, error: { ...error, message: mask(error.message), ...(error.stack === undefined ? {} : { stack: mask(error.stack) }) } };
+}
+
 /** `text` cut to at most `max` code points, ending with `…` when cut; surrogate pairs are never split. */
 export function cutText(text: string, max: number): string {
   if (text.length <= max) return text;

@@ -3,12 +3,12 @@ import type { RunResult } from './sandbox-protocol.js';
 import { parseAllowList } from '../outbound-http/destination-guard.js';
 import { closeFetchSlots, createFetchSlots } from '../outbound-http/fetch-slots.js';
 import { createFetchStreams } from './fetch-streams.js';
-import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';
+import { AgentFault, classifyThrown, describeCopiedError, failure, limitError, maskError } from './error-codes.js';
 import { createContextPool, type ContextPool } from './context-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';
 import { createOutput } from './output.js';
 import type { InlineDecline, InlineEntry, SandboxOutcome, SandboxRun } from './sandbox.types.js';
-import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
+import { secretMasker } from '../../shared/agent-secrets.js';
 import { makeQueuedOutput } from './host-calls.js';
 import { hasEnded, type Ending, type Session } from './session.js';
 import { readVariables } from './variables.js';
@@ -62,7 +62,7 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
       timers: new Set(),
       fetchSlots: createFetchSlots(),
       fetchStreams: createFetchStreams(),
-      mask: maskerOf(run.secrets),
+      mask: secretMasker(run.secrets),
       end: (ending) => {
         if (session.ended) return;
         session.ended = true;
@@ -72,7 +72,7 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
         releaseSandbox(pool, session, held);
         for (const sleeping of session.timers) clearTimeout(sleeping);
         closeFetchSlots(session.fetchSlots);
-        resolve({ ...limitError(ending), output: session.output.parts } as SandboxOutcome);
+        resolve({ ...limitError(maskError(ending, session.mask)), output: session.output.parts } as SandboxOutcome);
       },
     };
     timer = setTimeout(() => session.end(timedOut(run)), run.maxRuntimeMs);
@@ -250,9 +250,4 @@ function endingForCrash(sandbox: SandboxIsolate | undefined, err: unknown): Endi
 
 function timedOut(run: SandboxRun): Ending {
   return failure('timedOut', `the agent ran longer than ${run.maxRuntimeMs} ms`);
-}
-
-function maskerOf(secrets: SandboxRun['secrets']): (text: string) => string {
-  const values = secrets ? maskableValues(secrets) : [];
-  return values.length ? (text) => maskSecrets(text, values) : (text) => text;
 }

@@ -96,7 +96,8 @@ export interface SandboxRun {
   httpAllow: string[];
   /**
    * The agent name's secrets (DESIGN §13), its `sys.secrets`. What the run records of its requests
-   * (the journal's URLs and errors) has their values masked.
+   * (the journal's URLs and errors) and the error it ends with have their values masked
+   * (shared/agent-secrets.ts `secretMasker`).
    */
   secrets?: Readonly<Record<string, string>>;
   /** Called for each part made after replay, as it is made (streaming). */

@@ -1,3 +1,4 @@
+import { maskedValue } from '../../shared/agent-secrets.js';
 import { tracedCalls, type TracedCall } from '../../shared/trace.js';
 import type { Answers, AskInput } from '../../shared/api.js';
 import { normaliseAskSpec } from './ask-spec.js';
@@ -13,9 +14,6 @@ import { hasEnded, type Session } from './session.js';
  */
 
 type Payload = Record<string, unknown>;
-
-/** Placeholder for a password answer and for credential headers. */
-export const maskedValue = '********';
 
 const credentialHeaders = /^(authorization|proxy-authorization|cookie|x-api-key)$/i;
 
