@@ -8,7 +8,7 @@ import { createDb, type Db } from '../../db/database.js';
 import { recordFirstRuns } from '../../db/run-commit.repository.js';
 import { AbandonedRunError } from '../../runs/commit.js';
 import { createConversationCommits, type ChainedRun } from '../../runs/conversation-commits.js';
-import { conversationChanged, type RunResult } from '../../runs/run-endings.js';
+import { conversationChanged, type RunEnding } from '../../runs/run-endings.js';
 import { testEnv } from '../helpers/test-env.js';
 
 /**
@@ -48,17 +48,17 @@ describe('conversation commits', () => {
       data,
       version: n - 1,
       changes: { state: { agentVars: { counter: { n } }, convVars: {}, history: [], added }, pause: { kind: 'keep' } },
-      ending: { startedAt: new Date(), agentVersion: 1, response: { resultCode: 'success', output: [{ type: 'text', text: `${n}` }], convid } as never },
+      record: { startedAt: new Date(), agentVersion: 1, response: { resultCode: 'success', output: [{ type: 'text', text: `${n}` }], convid } as never },
       ...(base ? { base } : {}),
     };
   };
 
   /** What a successor is told of this commit: that it kept the state it was handed. */
-  const keptBy = (outcome: Promise<RunResult | 'wrong'>) => outcome.then((result) => result !== 'wrong' && result.kind === 'response', () => false);
+  const keptBy = (outcome: Promise<RunEnding | 'wrong'>) => outcome.then((result) => result !== 'wrong' && result.kind === 'response', () => false);
 
   /** Each call handed the conversation by the one before, its commit queued behind that one's. */
   const chain = (commits: ReturnType<typeof createConversationCommits>, convid: string, runs: Array<{ runId?: string }>) => {
-    const outcomes: Array<Promise<RunResult | 'wrong'>> = [];
+    const outcomes: Array<Promise<RunEnding | 'wrong'>> = [];
     runs.forEach((run, i) => {
       const outcome = commits.commit(call(convid, i + 1, i === 0 ? undefined : keptBy(outcomes[i - 1]!), run.runId));
       outcome.catch(() => undefined);

@@ -3,7 +3,7 @@ import type { RunJobData } from '../../shared/jobs.js';
 import type { ConversationRead } from '../../db/conversations.repository.js';
 import { recordAskedAgain, recordEnding } from '../../runs/commit.js';
 import { mayRunOn } from '../../runs/conversation-rules.js';
-import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunResult } from '../../runs/run-endings.js';
+import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunEnding } from '../../runs/run-endings.js';
 import { conversationAfterRun, type HeldConversation } from './held-conversation.js';
 import { leftByRun } from './kept-changes.js';
 import { runAgent, type Ran } from './run-agent.js';
@@ -17,7 +17,7 @@ import { validateAnswers } from './validate-answers.js';
  * it can); 'wrong' when it started from a state the call before it did not keep after all: nothing of it
  * went out or was kept, and it must wait for its turn again.
  */
-export type ConversationRunEnd = { result: RunResult; held?: HeldConversation } | 'wrong';
+export type ConversationRunEnd = { result: RunEnding; held?: HeldConversation } | 'wrong';
 
 /** Where a call on a conversation starts from, and whom it tells when it has run. */
 export interface ConversationRunFrom {
@@ -81,8 +81,8 @@ export async function runOnConversation(
   } finally {
     if (behind) behind.end();
   }
-  const { changes, ending } = await leftByRun(deps, data, conversation, start, ran, startedAt);
-  const committing = deps.commits.commit({ data, version: conversation.version, changes, ending, base: held?.committed });
+  const { changes, record } = await leftByRun(deps, data, conversation, start, ran, startedAt);
+  const committing = deps.commits.commit({ data, version: conversation.version, changes, record, base: held?.committed });
   const next = conversationAfterRun(conversation, pause !== undefined, changes, startedAt);
   // The next call starts from what this one leaves, as it is being committed. A run that kept nothing
   // leaves the state it started from, kept whatever becomes of its record.

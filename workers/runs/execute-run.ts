@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { recordEnding } from '../../runs/commit.js';
-import { conversationBusy, stoppedWaiting, type RunResult } from '../../runs/run-endings.js';
+import { conversationBusy, stoppedWaiting, type RunEnding } from '../../runs/run-endings.js';
 import { turnArrivedAt, turnLifetimeMs } from '../../runs/turns.js';
 import { stopOf } from '../sandbox/run-stop.js';
 import { runOnConversation, type ConversationRunEnd } from './conversation-run.js';
@@ -18,7 +18,7 @@ import type { RunDeps, RunEventSink } from './run-deps.js';
  * next call when that one waits in this worker (workers/runs/held-conversation.ts): the calls queued on
  * a busy conversation run back to back without reading it again.
  */
-export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
+export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunEnding> {
   const turn = data.turn;
   if (data.newConversation) {
     // A background run's first call holds the new conversation's turn (it is first in line): the calls
@@ -50,7 +50,7 @@ async function takeTurn(
   sink: RunEventSink,
   signal: AbortSignal,
   { turn, first, successor }: { turn: string; first: boolean; successor: Promise<string | undefined> | undefined },
-): Promise<RunResult | 'wrong'> {
+): Promise<RunEnding | 'wrong'> {
   let end: ConversationRunEnd | undefined;
   let handedOver: Promise<boolean> | undefined;
   let startedFrom: Promise<boolean> | undefined;
@@ -93,7 +93,7 @@ async function takeTurn(
   }
 }
 
-function ended(end: ConversationRunEnd): RunResult {
+function ended(end: ConversationRunEnd): RunEnding {
   if (end === 'wrong') throw new Error('a run that read its conversation started from a state that was not kept');
   return end.result;
 }

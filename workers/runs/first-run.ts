@@ -1,7 +1,7 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { commitFirstRun } from '../../runs/commit.js';
-import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
+import { agentNotFound, type RunEnding } from '../../runs/run-endings.js';
 import { leftByRun } from './kept-changes.js';
 import { runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
@@ -17,7 +17,7 @@ import { speculateLazily } from './speculation.js';
  * reading it again (runOnGuess): the commit is fenced on it, so a newer version published meanwhile
  * makes the commit keep nothing, and the call runs again on the latest.
  */
-export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
+export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunEnding> {
   const startedAt = deps.clock.now();
   const guess = data.draft ? undefined : deps.agents.lastRead(data.agentName);
   if (guess !== undefined) {
@@ -51,7 +51,7 @@ async function runOnGuess(
   sink: RunEventSink,
   signal: AbortSignal,
   { guess, startedAt }: { guess: number; startedAt: Date },
-): Promise<RunResult | 'wrong'> {
+): Promise<RunEnding | 'wrong'> {
   const guessed = speculateLazily(sink, signal, async () => (await deps.agents.latestVersion(deps.db, data.agentName)) === guess, showPartsAfterMs);
   try {
     const start = await freshStart(deps, deps.db, data, undefined, inputs, guess);
@@ -78,7 +78,7 @@ async function runOnGuess(
 }
 
 /** Records what the run left (fenced on the version it guessed, when it did not read it). */
-export async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: Ran, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunResult | 'stale'> {
-  const { changes, ending } = await leftByRun(deps, data, undefined, start, ran, startedAt);
-  return commitFirstRun(deps.firstRuns, data, changes, ending, fence);
+export async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: Ran, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunEnding | 'stale'> {
+  const { changes, record } = await leftByRun(deps, data, undefined, start, ran, startedAt);
+  return commitFirstRun(deps.firstRuns, data, changes, record, fence);
 }

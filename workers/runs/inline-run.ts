@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
+import { agentNotFound, type RunEnding } from '../../runs/run-endings.js';
 import type { InlineDecline, InlineEntry } from '../sandbox/sandbox.types.js';
 import { commitRan } from './first-run.js';
 import { runAgent } from './run-agent.js';
@@ -24,7 +24,7 @@ const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, tr
  * then. NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
  * sys call stops it before the call acts.
  */
-export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks): Promise<RunResult | NotInline> {
+export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks): Promise<RunEnding | NotInline> {
   const guess = deps.agents.lastRead(data.agentName);
   if (guess !== undefined) {
     const guessed = await runOnVersion(deps, data, inputs, entry, guess);
@@ -36,7 +36,7 @@ export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObj
 }
 
 /** Runs `version` (or the latest, read now); 'stale' when that version is no longer the latest. */
-async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks, version: number | undefined): Promise<RunResult | NotInline | 'stale'> {
+async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks, version: number | undefined): Promise<RunEnding | NotInline | 'stale'> {
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs, version);
   if (!start) return version === undefined ? agentNotFound(data) : 'stale';

@@ -2,7 +2,7 @@ import type { RunJobData } from '../../shared/jobs.js';
 import type { ConversationState } from '../../db/conversations.repository.js';
 import type { NewPause } from '../../db/paused-asks.repository.js';
 import type { Conversation } from '../../db/schema.js';
-import type { RunChanges, RunEnding } from '../../runs/commit.js';
+import type { RunChanges, RunRecord } from '../../runs/commit.js';
 import { appendHistory } from '../../runs/conversation-rules.js';
 import type { SandboxOutcome } from '../sandbox/sandbox.types.js';
 import { responseOfRun, type Ran } from './run-agent.js';
@@ -13,7 +13,7 @@ import { confirmSession } from './session-watch.js';
 
 /**
  * What a run that was over leaves for its commit: the changes it keeps in its conversation
- * (keptChanges; `conversation` undefined for a new one) and its ending, once a cookie session's call
+ * (keptChanges; `conversation` undefined for a new one) and its execution record, once a cookie session's call
  * has checked that its session still lives (a run of an ended session keeps nothing).
  */
 export async function leftByRun(
@@ -23,10 +23,10 @@ export async function leftByRun(
   start: RunStart,
   ran: Ran,
   startedAt: Date,
-): Promise<{ changes: RunChanges | undefined; ending: RunEnding }> {
+): Promise<{ changes: RunChanges | undefined; record: RunRecord }> {
   const outcome = await confirmSession(deps, data.sessionId, ran.outcome);
   const changes = keptChanges(deps, data, conversation, start, outcome, startedAt);
-  return { changes, ending: { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) } };
+  return { changes, record: { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, outcome), query: queryOf(start) } };
 }
 
 /**
