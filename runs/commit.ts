@@ -8,7 +8,7 @@ import type { ConversationRun } from '../db/run-commit.repository.js';
 import type { ConversationRunWriter } from './conversation-run-writer.js';
 import type { FirstRunWriter } from './first-run-writer.js';
 import type { NewPause } from '../db/paused-asks.repository.js';
-import { conversationChanged, type RunEnding } from './run-endings.js';
+import { conversationChanged, versionMoved, type RunAgain, type RunEnding } from './run-endings.js';
 
 /**
  * The commit of a run (DESIGN §11): what the run changed and its execution record, in one statement
@@ -55,8 +55,8 @@ export function conversationRun(data: RunJobData, version: number, changes: RunC
 /**
  * Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause
  * and its record, in one statement (shared with the first runs ending at the same time). With `fence`
- * (the version a run started on without reading it), 'stale' when the agent has a newer one: nothing is
- * kept, and the call runs again on the latest.
+ * (the version a run started on without reading it), RunAgain `versionMoved` when the agent has a newer
+ * one: nothing is kept, and the call runs again on the latest.
  */
 export async function commitFirstRun(
   firstRuns: FirstRunWriter,
@@ -64,7 +64,7 @@ export async function commitFirstRun(
   changes: RunChanges | undefined,
   record: RunRecord,
   fence?: { agentName: string; version: number },
-): Promise<RunEnding | 'stale'> {
+): Promise<RunEnding | RunAgain> {
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: record.startedAt };
   const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
   const written = await firstRuns.write({ conversation, state: changes?.state, pause, execution: executionRow(data, record), fence }).catch((err: unknown) => {
@@ -72,7 +72,7 @@ export async function commitFirstRun(
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
   });
-  return written === 'stale' ? written : { kind: 'response', response: record.response };
+  return written === 'stale' ? versionMoved() : { kind: 'response', response: record.response };
 }
 
 /** Records a call asked again (its answers refused): the conversation counts as used, its pause is kept. */

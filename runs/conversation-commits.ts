@@ -3,7 +3,7 @@ import type { Db } from '../db/database.js';
 import { recordConsecutiveRuns } from '../db/run-commit.repository.js';
 import { commitRun, conversationRun, type RunChanges, type RunRecord } from './commit.js';
 import { createConversationRunWriter } from './conversation-run-writer.js';
-import { conversationChanged, type RunEnding } from './run-endings.js';
+import { baseNotKept, conversationChanged, type RunAgain, type RunEnding } from './run-endings.js';
 
 /**
  * The commits of a busy conversation's calls in one worker, in the order the conversation was handed
@@ -14,10 +14,10 @@ import { conversationChanged, type RunEnding } from './run-endings.js';
  * commit each, one after the other.
  *
  * A commit goes out only once what its run started from is known to be kept (`base`); otherwise the
- * run is 'wrong': nothing of it is kept, and its call runs again from what is there.
+ * run is to run again (RunAgain `baseNotKept`): nothing of it is kept, and its call runs again from what is there.
  */
 export interface ConversationCommits {
-  commit(run: ChainedRun): Promise<RunEnding | 'wrong'>;
+  commit(run: ChainedRun): Promise<RunEnding | RunAgain>;
 }
 
 export interface ChainedRun {
@@ -31,7 +31,7 @@ export interface ChainedRun {
 }
 
 interface Queued extends ChainedRun {
-  settle(outcome: Promise<RunEnding | 'wrong'>): void;
+  settle(outcome: Promise<RunEnding | RunAgain>): void;
 }
 
 /** Most runs one group commit writes (each a record of some twenty values). */
@@ -52,7 +52,7 @@ export function createConversationCommits(db: Db): ConversationCommits {
     for (let first = queue[0]; first; first = queue[0]) {
       if (first.base && !(await first.base)) {
         queue.shift();
-        first.settle(Promise.resolve('wrong'));
+        first.settle(Promise.resolve(baseNotKept()));
         continue;
       }
       const group = groupable(queue);
@@ -80,7 +80,7 @@ export function createConversationCommits(db: Db): ConversationCommits {
 
   return {
     commit(run) {
-      return new Promise<RunEnding | 'wrong'>((resolve, reject) => {
+      return new Promise<RunEnding | RunAgain>((resolve, reject) => {
         const queued: Queued = { ...run, settle: (outcome) => void outcome.then(resolve, reject) };
         const convid = run.data.convid;
         const queue = queues.get(convid);

@@ -100,3 +100,29 @@ export function agentNotFound(data: RunJobData): RunEnding {
 export function databaseUnavailable(): RunEnding {
   return { kind: 'refused', code: 'unavailable', message: 'The database is unavailable; nothing of the run was kept. Try again shortly.' };
 }
+
+// Not an ending: the call is not over, its run starts again.
+
+/**
+ * A run that started from something not kept after all: nothing of it was kept or sent, and its call
+ * runs again. `versionMoved`: it started on the agent version this process read last without reading
+ * it again, and a newer one had been published (its commit, fenced on that version, kept nothing).
+ * `baseNotKept`: it started from the conversation as the call before it left it, and that call's
+ * commit did not keep it (conversation-commits.ts).
+ */
+export interface RunAgain {
+  kind: 'runAgain';
+  why: 'versionMoved' | 'baseNotKept';
+}
+
+export function versionMoved(): RunAgain {
+  return { kind: 'runAgain', why: 'versionMoved' };
+}
+
+export function baseNotKept(): RunAgain {
+  return { kind: 'runAgain', why: 'baseNotKept' };
+}
+
+export function isRunAgain(value: object): value is RunAgain {
+  return 'kind' in value && value.kind === 'runAgain';
+}

@@ -1,6 +1,6 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { agentNotFound, type RunEnding } from '../../runs/run-endings.js';
+import { agentNotFound, isRunAgain, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import type { InlineDecline, InlineEntry } from '../sandbox/sandbox.types.js';
 import { commitRan } from './first-run.js';
 import { runAgent } from './run-agent.js';
@@ -28,18 +28,18 @@ export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObj
   const guess = deps.agents.lastRead(data.agentName);
   if (guess !== undefined) {
     const guessed = await runOnVersion(deps, data, inputs, entry, guess);
-    if (guessed !== 'stale') return guessed;
+    if (!isRunAgain(guessed)) return guessed;
   }
   const read = await runOnVersion(deps, data, inputs, entry, undefined);
-  if (read === 'stale') throw new Error('an inline run committed without a fence came out stale');
+  if (isRunAgain(read)) throw new Error('an inline run committed without a fence came out stale');
   return read;
 }
 
-/** Runs `version` (or the latest, read now); 'stale' when that version is no longer the latest. */
-async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks, version: number | undefined): Promise<RunEnding | NotInline | 'stale'> {
+/** Runs `version` (or the latest, read now); RunAgain `versionMoved` when that version is no longer the latest. */
+async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks, version: number | undefined): Promise<RunEnding | NotInline | RunAgain> {
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs, version);
-  if (!start) return version === undefined ? agentNotFound(data) : 'stale';
+  if (!start) return version === undefined ? agentNotFound(data) : versionMoved();
   const stop = new AbortController();
   let declined: NotInline | undefined;
   const decline = (why: NotInline['queue']) => void (declined ??= { queue: why });
