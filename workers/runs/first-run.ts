@@ -2,6 +2,7 @@ import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { commitFirstRun } from '../../runs/commit.js';
 import { agentNotFound, isRunAgain, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
+import { runOnGuessedVersion } from './version-guess.js';
 import { leftByRun } from './kept-changes.js';
 import { runAgent, type Ran } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
@@ -14,21 +15,17 @@ import { speculateLazily } from './speculation.js';
  * conversation is created even when the run keeps nothing, so its convid can go on).
  *
  * When this worker has read the agent's latest version before, the run starts on that one without
- * reading it again (runOnGuess): the commit is fenced on it, so a newer version published meanwhile
- * makes the commit keep nothing, and the call runs again on the latest.
+ * reading it again (version-guess.ts; runOnGuess): the commit is fenced on it, so a newer version
+ * published meanwhile makes the commit keep nothing, and the call runs again on the latest.
  */
 export async function runFirst(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunEnding> {
   const startedAt = deps.clock.now();
-  const guess = data.draft ? undefined : deps.agents.lastRead(data.agentName);
-  if (guess !== undefined) {
-    const guessed = await runOnGuess(deps, data, inputs, sink, signal, { guess, startedAt });
-    if (!isRunAgain(guessed)) return guessed;
-  }
-  const start = await freshStart(deps, deps.db, data, undefined, inputs);
-  if (!start) return agentNotFound(data);
-  const committed = await commitRan(deps, data, start, await runAgent(deps, data, start, sink, signal), startedAt);
-  if (isRunAgain(committed)) throw new Error('a first run committed without a fence came out stale');
-  return committed;
+  return runOnGuessedVersion(deps, data, async (guess) => {
+    if (guess !== undefined) return runOnGuess(deps, data, inputs, sink, signal, { guess, startedAt });
+    const start = await freshStart(deps, deps.db, data, undefined, inputs);
+    if (!start) return agentNotFound(data);
+    return commitRan(deps, data, start, await runAgent(deps, data, start, sink, signal), startedAt);
+  });
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { agentNotFound, isRunAgain, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
+import { agentNotFound, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import type { InlineDecline, InlineEntry } from '../sandbox/sandbox.types.js';
 import { commitRan } from './first-run.js';
 import { runAgent } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart } from './run-start.js';
+import { runOnGuessedVersion } from './version-guess.js';
 
 /** Why a run was not answered inline: as InlineDecline, or it waited on an async sys call ('waits'). */
 export type NotInline = { queue: InlineDecline | 'waits' };
@@ -21,18 +22,11 @@ const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, tr
  * synchronously into its sandbox and committed as a worker commits a first run. As a worker's
  * (first-run.ts), it starts on the agent version last read here, its commit fenced on it; when a newer
  * one was published meanwhile, that commit keeps nothing and the run starts over on the latest, read
- * then. NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
+ * then (version-guess.ts). NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
  * sys call stops it before the call acts.
  */
 export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks): Promise<RunEnding | NotInline> {
-  const guess = deps.agents.lastRead(data.agentName);
-  if (guess !== undefined) {
-    const guessed = await runOnVersion(deps, data, inputs, entry, guess);
-    if (!isRunAgain(guessed)) return guessed;
-  }
-  const read = await runOnVersion(deps, data, inputs, entry, undefined);
-  if (isRunAgain(read)) throw new Error('an inline run committed without a fence came out stale');
-  return read;
+  return runOnGuessedVersion(deps, data, (version) => runOnVersion(deps, data, inputs, entry, version));
 }
 
 /** Runs `version` (or the latest, read now); RunAgain `versionMoved` when that version is no longer the latest. */
