@@ -7,9 +7,9 @@ import { executionResponse, jobResponse, withValidationFields } from './executio
 
 /**
  * Every way a call ends that the agent's own code does not decide, with its result code (or refusal)
- * and its message. The endings the agent's run decides (success, ask, failCommand, callFailed,
- * errorInAgent, timedOut, unexpected, and stopped or mustLogin mid-run) come from the sandbox,
- * workers/sandbox/. README.md "Architecture" has the table of where each result code is decided.
+ * and its message, a maker each. The endings the agent's run decides (success, ask, failCommand,
+ * callFailed, errorInAgent, timedOut, unexpected, and stopped or mustLogin mid-run) are made in
+ * workers/sandbox/sandbox-endings.ts. docs/architecture.md has the table of both.
  */
 
 /**

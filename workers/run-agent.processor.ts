@@ -14,7 +14,7 @@ import { executeRun } from './runs/execute-run.js';
 import type { RunDeps, RunEventSink } from './runs/run-deps.js';
 import type { RunControl } from './runs/run-control.js';
 import type { SessionWatch } from './runs/session-watch.js';
-import { sessionEnded } from './sandbox/run-stop.js';
+import { sessionEnded } from './sandbox/sandbox-endings.js';
 import type { WebhookJobData } from '../shared/webhook-jobs.js';
 import { deliveryJobOptions } from './webhooks/webhook-worker.js';
 

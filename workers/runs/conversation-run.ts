@@ -6,7 +6,7 @@ import { mayRunOn } from '../../runs/conversation-rules.js';
 import { agentNotFound, answersRefused, baseNotKept, draftChanged, isRunAgain, unknownConversation, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import { conversationAfterRun, type HeldConversation } from './held-conversation.js';
 import { leftByRun } from './kept-changes.js';
-import { runAgent, type Ran } from './run-agent.js';
+import { runAgent, type AgentRun } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart, resumeFrom } from './run-start.js';
 import { speculate } from './speculation.js';
@@ -76,7 +76,7 @@ export async function runOnConversation(
   if (start === 'draftChanged') return { ending: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: draftChanged(data) }) };
 
   const behind = held?.committed && speculate(sink, signal, held.committed);
-  let ran: Ran;
+  let ran: AgentRun;
   try {
     ran = behind ? await runAgent(deps, data, start, behind.sink, behind.signal, { hold: behind.hold }) : await runAgent(deps, data, start, sink, signal);
   } finally {

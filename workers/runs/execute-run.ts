@@ -3,7 +3,7 @@ import type { RunJobData } from '../../shared/jobs.js';
 import { recordEnding } from '../../runs/commit.js';
 import { conversationBusy, isRunAgain, stoppedWaiting, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import { turnArrivedAt, turnLifetimeMs } from '../../runs/turns.js';
-import { stopOf } from '../sandbox/run-stop.js';
+import { stopped } from '../sandbox/sandbox-endings.js';
 import { runOnConversation, type AfterRun } from './conversation-run.js';
 import { runFirst } from './first-run.js';
 import type { HeldConversation } from './held-conversation.js';
@@ -71,7 +71,7 @@ async function takeTurn(
     });
     if (waited.kind === 'busy') return conversationBusy();
     if (waited.kind === 'stopped') {
-      return await recordEnding(deps.db, data, { startedAt: deps.clock.now(), agentVersion: undefined, response: stoppedWaiting(data, stopOf(signal)) });
+      return await recordEnding(deps.db, data, { startedAt: deps.clock.now(), agentVersion: undefined, response: stoppedWaiting(data, stopped(signal)) });
     }
     // Handed over while the call before still commits: nothing of this call ends before that commit has.
     startedFrom = waited.held?.committed;

@@ -4,7 +4,7 @@ import { commitFirstRun } from '../../runs/commit.js';
 import { agentNotFound, isRunAgain, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import { runOnGuessedVersion } from './version-guess.js';
 import { leftByRun } from './kept-changes.js';
-import { runAgent, type Ran } from './run-agent.js';
+import { runAgent, type AgentRun } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart, type RunStart } from './run-start.js';
 import { speculateLazily } from './speculation.js';
@@ -75,7 +75,7 @@ async function runOnGuess(
 }
 
 /** Records what the run left (fenced on the version it guessed, when it did not read it). */
-export async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: Ran, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunEnding | RunAgain> {
+export async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: AgentRun, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunEnding | RunAgain> {
   const { changes, record } = await leftByRun(deps, data, undefined, start, ran, startedAt);
   return commitFirstRun(deps.firstRuns, data, changes, record, fence);
 }

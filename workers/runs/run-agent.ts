@@ -2,24 +2,25 @@ import type { ExecutionResponse } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { executionResponse } from '../../runs/execution-response.js';
 import { maskableValues } from '../../shared/agent-secrets.js';
-import { runSandbox } from '../sandbox/run-sandbox.js';
-import type { SandboxError, SandboxOutcome, SandboxRun } from '../sandbox/sandbox.types.js';
+import { runSandbox, runSandboxInline } from '../sandbox/run-sandbox.js';
+import type { SandboxEnding } from '../sandbox/sandbox-endings.js';
+import type { InlineDeclined, InlineEntry, SandboxError, SandboxRun } from '../sandbox/sandbox.types.js';
 import { draftRunResponse, secretSetOf } from './draft-runs.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import type { RunStart } from './run-start.js';
 import { createSourceMapper, mapErrorToSource, type SourceMapper } from './source-position.js';
 import { createTraceRecorder, passwordAnswers, type TraceRecorder } from './trace-recorder.js';
 
-/** How a run went: its outcome, where its positions are in the source, and for a draft what it traced. */
-export interface Ran {
-  outcome: SandboxOutcome;
+/** An agent's run in the sandbox: how it ended, where its positions are in the source, and for a draft what it traced. */
+export interface AgentRun {
+  ending: SandboxEnding;
   toSource: SourceMapper;
   trace?: TraceRecorder;
 }
 
 /**
  * Runs the agent in the sandbox from `start`, with no database connection held. A logged run sends its
- * parts (and a draft's trace events) to `sink` as they are made. `hold` and `inline`: see SandboxRun.
+ * parts (and a draft's trace events) to `sink` as they are made. `hold`: see SandboxRun.
  */
 export async function runAgent(
   deps: RunDeps,
@@ -27,15 +28,42 @@ export async function runAgent(
   start: RunStart,
   sink: RunEventSink,
   signal: AbortSignal,
-  { hold, inline }: Pick<SandboxRun, 'hold' | 'inline'> = {},
-): Promise<Ran> {
+  { hold }: Pick<SandboxRun, 'hold'> = {},
+): Promise<AgentRun> {
+  const { run, toSource, trace } = await sandboxRunOf(deps, data, start, sink, signal, hold);
+  return { ending: await runSandbox(run, deps.isolates), toSource, trace };
+}
+
+/** An inline run (run-sandbox.ts runSandboxInline): run as runAgent runs one, or declined. */
+export async function runAgentInline(
+  deps: RunDeps,
+  data: RunJobData,
+  start: RunStart,
+  sink: RunEventSink,
+  signal: AbortSignal,
+  { hold, inline }: { hold: PromiseLike<unknown>; inline: InlineEntry },
+): Promise<AgentRun | InlineDeclined> {
+  const { run, toSource, trace } = await sandboxRunOf(deps, data, start, sink, signal, hold);
+  const ending = await runSandboxInline(run, inline, deps.isolates);
+  return 'declined' in ending ? ending : { ending, toSource, trace };
+}
+
+/** The sandbox run of `start`, with its source mapper and (for a draft) its trace recorder. */
+async function sandboxRunOf(
+  deps: RunDeps,
+  data: RunJobData,
+  start: RunStart,
+  sink: RunEventSink,
+  signal: AbortSignal,
+  hold: PromiseLike<unknown> | undefined,
+): Promise<{ run: SandboxRun; toSource: SourceMapper; trace: TraceRecorder | undefined }> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName, secretSetOf(data));
   // A streamed validation sends each trace event as it happens; a non-streamed one answers with them all.
   const trace = data.draft
     ? createTraceRecorder({ toSource, secrets: [...maskableValues(secrets), ...passwordAnswers(start.journal)], emit: data.events.kind === 'log' ? sink.trace : undefined })
     : undefined;
-  const outcome = await runSandbox({
+  const run: SandboxRun = {
     code: start.agent.code,
     agentName: data.agentName,
     convid: data.convid,
@@ -52,27 +80,26 @@ export async function runAgent(
     fresh: data.draft !== undefined,
     signal,
     hold,
-    inline,
     httpAllow: deps.config.agentHttpAllow,
     secrets,
     onPart: data.events.kind === 'log' ? sink.part : undefined,
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,
     onTrace: trace?.onTrace,
-  }, deps.isolates);
-  return { outcome, toSource, trace };
+  };
+  return { run, toSource, trace };
 }
 
 /**
- * The execution response of a run (with `outcome` in place of the sandbox's when the session check
+ * The execution response of a run (with `ending` in place of the sandbox's when the session check
  * before the commit ended it): its error at its place in the agent's source, without the stack; for a
  * draft, the validation fields with the stack and trace.
  */
-export function responseOfRun(data: RunJobData, ran: Ran, outcome: SandboxOutcome): ExecutionResponse {
-  const error = 'error' in outcome ? outcome.error : undefined;
-  const response = executionResponse(data, outcome.resultCode, {
-    output: outcome.output,
+export function responseOfRun(data: RunJobData, ran: AgentRun, ending: SandboxEnding): ExecutionResponse {
+  const error = 'error' in ending ? ending.error : undefined;
+  const response = executionResponse(data, ending.resultCode, {
+    output: ending.output,
     error: error && publicError(mapErrorToSource(error, ran.toSource)),
-    askInput: outcome.resultCode === 'ask' ? outcome.askInput : undefined,
+    askInput: ending.resultCode === 'ask' ? ending.askInput : undefined,
   });
   if (!data.draft) return response;
   return draftRunResponse(data, response, { error, toSource: ran.toSource, trace: ran.trace?.events ?? [] });

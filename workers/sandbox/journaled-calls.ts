@@ -5,6 +5,7 @@ import { fetchPoolKey } from '../outbound-http/fetch-agents.js';
 import { FetchFailure, httpFetch, refuseUnsendable, type FetchRequest, type FetchResult } from '../outbound-http/http-fetch.js';
 import { chargeJournal, recordEntry, ReplayDivergedError, sameJson, snapshotJournal, takeReplayed, type EntryOf } from './journal.js';
 import type { Answers } from '../../shared/api.js';
+import { asked } from './sandbox-endings.js';
 import type { Session } from './session.js';
 import { callFetchStream, type StreamHead } from './streamed-fetch.js';
 import { readVariables } from './variables.js';
@@ -89,7 +90,7 @@ export async function callAsk(session: Session, payload: Record<string, unknown>
   }
   recordEntry(session.journal, { op: 'ask', ask: askInput });
   const { vars, conv } = readVariables(payload.vars, payload.conv);
-  session.end({ resultCode: 'ask', vars, conv, askInput, journal: snapshotJournal(session.journal) });
+  session.end(asked({ vars, conv, askInput, journal: snapshotJournal(session.journal) }));
   return null;
 }
 
