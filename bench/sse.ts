@@ -1,4 +1,4 @@
-import { createEventStreamParser } from '../clients/typescript/src/server-sent-events.js';
+import { createEventStreamParser } from '../shared/server-sent-events.js';
 
 /** One event of an API stream, with when it arrived (the parsing is the client package's). */
 export interface SseEvent {

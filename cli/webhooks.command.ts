@@ -3,8 +3,8 @@ import { generateWebhookSecret } from '../shared/webhook-signature.js';
 import { resolveSecrets } from '../db/resolve-secrets.js';
 import { findServiceAccountByName } from '../db/service-accounts.repository.js';
 import { deleteWebhook, findRecentAttempts, upsertWebhook } from '../db/webhooks.repository.js';
-import { parseAllowList } from '../workers/sandbox/destination-guard.js';
-import { checkDestination } from '../workers/sandbox/http-fetch.js';
+import { parseAllowList } from '../workers/outbound-http/destination-guard.js';
+import { checkDestination } from '../workers/outbound-http/http-fetch.js';
 import { CommandError, required, type Command, type CommandContext } from './command.js';
 import { formatTable } from './format-table.js';
 

@@ -8,7 +8,7 @@ import type { ConversationRun } from '../db/run-commit.repository.js';
 import type { ConversationRunWriter } from './conversation-run-writer.js';
 import type { FirstRunWriter } from './first-run-writer.js';
 import type { NewPause } from '../db/paused-asks.repository.js';
-import { conversationChanged, type RunResult } from './run-endings.js';
+import { conversationChanged, versionMoved, type RunAgain, type RunEnding } from './run-endings.js';
 
 /**
  * The commit of a run (DESIGN §11): what the run changed and its execution record, in one statement
@@ -23,8 +23,8 @@ export interface RunChanges {
   pause: { kind: 'save'; pause: NewPause } | { kind: 'delete' } | { kind: 'keep' };
 }
 
-/** How a call ended, as its execution record keeps it. */
-export interface RunEnding {
+/** A call's execution record, as the commit writes it: when it started, the version that ran, its response, its query. */
+export interface RunRecord {
   startedAt: Date;
   /** The agent version (a draft's revision) that ran; undefined when none did. */
   agentVersion: number | undefined;
@@ -38,48 +38,48 @@ export interface RunEnding {
  * record together (written with the other runs' ending in the same turn, `runs`), or nothing when the
  * conversation is no longer at that version (409).
  */
-export async function commitRun(db: Db, runs: ConversationRunWriter, data: RunJobData, version: number, changes: RunChanges | undefined, ending: RunEnding): Promise<RunResult> {
-  if (!changes) return recordEnding(db, data, ending);
-  const committed = await runs.write(conversationRun(data, version, changes, ending)).catch((err: unknown) => {
+export async function commitRun(db: Db, runs: ConversationRunWriter, data: RunJobData, version: number, changes: RunChanges | undefined, record: RunRecord): Promise<RunEnding> {
+  if (!changes) return recordEnding(db, data, record);
+  const committed = await runs.write(conversationRun(data, version, changes, record)).catch((err: unknown) => {
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
   });
-  return committed === 'stale' ? conversationChanged() : { kind: 'response', response: ending.response };
+  return committed === 'stale' ? conversationChanged() : { kind: 'response', response: record.response };
 }
 
 /** A kept run on an existing conversation read at `version`, as the commit writes it. */
-export function conversationRun(data: RunJobData, version: number, changes: RunChanges, ending: RunEnding): ConversationRun {
-  return { convid: data.convid, version, state: changes.state, pause: changes.pause, execution: executionRow(data, ending), now: ending.startedAt };
+export function conversationRun(data: RunJobData, version: number, changes: RunChanges, record: RunRecord): ConversationRun {
+  return { convid: data.convid, version, state: changes.state, pause: changes.pause, execution: executionRow(data, record), now: record.startedAt };
 }
 
 /**
  * Commits a new conversation's first run: the conversation (empty when the run kept nothing), its pause
  * and its record, in one statement (shared with the first runs ending at the same time). With `fence`
- * (the version a run started on without reading it), 'stale' when the agent has a newer one: nothing is
- * kept, and the call runs again on the latest.
+ * (the version a run started on without reading it), RunAgain `versionMoved` when the agent has a newer
+ * one: nothing is kept, and the call runs again on the latest.
  */
 export async function commitFirstRun(
   firstRuns: FirstRunWriter,
   data: RunJobData,
   changes: RunChanges | undefined,
-  ending: RunEnding,
+  record: RunRecord,
   fence?: { agentName: string; version: number },
-): Promise<RunResult | 'stale'> {
-  const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: ending.startedAt };
+): Promise<RunEnding | RunAgain> {
+  const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: record.startedAt };
   const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
-  const written = await firstRuns.write({ conversation, state: changes?.state, pause, execution: executionRow(data, ending), fence }).catch((err: unknown) => {
+  const written = await firstRuns.write({ conversation, state: changes?.state, pause, execution: executionRow(data, record), fence }).catch((err: unknown) => {
     // One statement: the execution record already there (the caller was answered 503) fails it whole.
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
   });
-  return written === 'stale' ? written : { kind: 'response', response: ending.response };
+  return written === 'stale' ? versionMoved() : { kind: 'response', response: record.response };
 }
 
 /** Records a call asked again (its answers refused): the conversation counts as used, its pause is kept. */
-export async function recordAskedAgain(db: Db, data: RunJobData, ending: RunEnding): Promise<RunResult> {
+export async function recordAskedAgain(db: Db, data: RunJobData, record: RunRecord): Promise<RunEnding> {
   return db.transaction().execute(async (trx) => {
-    await touchConversation(trx, data.convid, ending.startedAt);
-    return recordEnding(trx, data, ending);
+    await touchConversation(trx, data.convid, record.startedAt);
+    return recordEnding(trx, data, record);
   });
 }
 
@@ -87,9 +87,9 @@ export async function recordAskedAgain(db: Db, data: RunJobData, ending: RunEndi
  * Writes the execution record (in the run's transaction, when it has one). A record there already
  * means a web process gave up on the run and told its caller so: the transaction must keep nothing.
  */
-export async function recordEnding(trx: Db, data: RunJobData, ending: RunEnding): Promise<RunResult> {
-  if (!(await insertExecution(trx, executionRow(data, ending)))) throw new AbandonedRunError(data.runId);
-  return { kind: 'response', response: ending.response };
+export async function recordEnding(trx: Db, data: RunJobData, record: RunRecord): Promise<RunEnding> {
+  if (!(await insertExecution(trx, executionRow(data, record)))) throw new AbandonedRunError(data.runId);
+  return { kind: 'response', response: record.response };
 }
 
 /** The run's caller was answered without it (503) before it could commit; nothing of it is kept. */
@@ -107,14 +107,14 @@ function isExecutionAlreadyRecorded(err: unknown): boolean {
   return failure.code === uniqueViolation && failure.constraint === 'executions_pkey';
 }
 
-function executionRow(data: RunJobData, ending: RunEnding): NewExecution {
-  const { startedAt, response } = ending;
+function executionRow(data: RunJobData, record: RunRecord): NewExecution {
+  const { startedAt, response } = record;
   const finishedAt = new Date();
   return {
     id: data.runId,
     convid: data.convid,
     agent_name: data.agentName,
-    agent_version: ending.agentVersion ?? null,
+    agent_version: record.agentVersion ?? null,
     draft_id: data.draft?.id ?? null,
     principal_kind: data.caller.kind,
     principal_id: data.caller.id,
@@ -123,7 +123,7 @@ function executionRow(data: RunJobData, ending: RunEnding): NewExecution {
     error_message: response.error?.message ?? null,
     // A draft's trace is left out: it can be large, and only the live answer needs it.
     response: JSON.stringify({ ...response, trace: undefined }),
-    query: ending.query ?? null,
+    query: record.query ?? null,
     submitted_at: data.submittedAt === undefined ? null : new Date(data.submittedAt),
     background: data.background === true,
     started_at: startedAt,

@@ -1,9 +1,9 @@
 import type { RunJobData } from '../shared/jobs.js';
 import type { Db } from '../db/database.js';
 import { recordConsecutiveRuns } from '../db/run-commit.repository.js';
-import { commitRun, conversationRun, type RunChanges, type RunEnding } from './commit.js';
+import { commitRun, conversationRun, type RunChanges, type RunRecord } from './commit.js';
 import { createConversationRunWriter } from './conversation-run-writer.js';
-import { conversationChanged, type RunResult } from './run-endings.js';
+import { baseNotKept, conversationChanged, type RunAgain, type RunEnding } from './run-endings.js';
 
 /**
  * The commits of a busy conversation's calls in one worker, in the order the conversation was handed
@@ -14,10 +14,10 @@ import { conversationChanged, type RunResult } from './run-endings.js';
  * commit each, one after the other.
  *
  * A commit goes out only once what its run started from is known to be kept (`base`); otherwise the
- * run is 'wrong': nothing of it is kept, and its call runs again from what is there.
+ * run is to run again (RunAgain `baseNotKept`): nothing of it is kept, and its call runs again from what is there.
  */
 export interface ConversationCommits {
-  commit(run: ChainedRun): Promise<RunResult | 'wrong'>;
+  commit(run: ChainedRun): Promise<RunEnding | RunAgain>;
 }
 
 export interface ChainedRun {
@@ -25,13 +25,13 @@ export interface ChainedRun {
   /** The conversation's version the run started from. */
   version: number;
   changes: RunChanges | undefined;
-  ending: RunEnding;
+  record: RunRecord;
   /** Settles true once the state the run started from is committed; absent when the run read it from PostgreSQL. Never rejects. */
   base?: Promise<boolean>;
 }
 
 interface Queued extends ChainedRun {
-  settle(outcome: Promise<RunResult | 'wrong'>): void;
+  settle(outcome: Promise<RunEnding | RunAgain>): void;
 }
 
 /** Most runs one group commit writes (each a record of some twenty values). */
@@ -43,7 +43,7 @@ export function createConversationCommits(db: Db): ConversationCommits {
   const runs = createConversationRunWriter(db);
 
   const alone = (run: Queued): Promise<unknown> => {
-    const outcome = commitRun(db, runs, run.data, run.version, run.changes, run.ending);
+    const outcome = commitRun(db, runs, run.data, run.version, run.changes, run.record);
     run.settle(outcome);
     return outcome.catch(() => undefined);
   };
@@ -52,7 +52,7 @@ export function createConversationCommits(db: Db): ConversationCommits {
     for (let first = queue[0]; first; first = queue[0]) {
       if (first.base && !(await first.base)) {
         queue.shift();
-        first.settle(Promise.resolve('wrong'));
+        first.settle(Promise.resolve(baseNotKept()));
         continue;
       }
       const group = groupable(queue);
@@ -62,9 +62,9 @@ export function createConversationCommits(db: Db): ConversationCommits {
         continue;
       }
       queue.splice(0, group.length);
-      const kept = await recordConsecutiveRuns(db, group.map((run) => conversationRun(run.data, run.version, run.changes!, run.ending))).catch(() => 'failed' as const);
+      const kept = await recordConsecutiveRuns(db, group.map((run) => conversationRun(run.data, run.version, run.changes!, run.record))).catch(() => 'failed' as const);
       if (kept === 'committed') {
-        for (const run of group) run.settle(Promise.resolve({ kind: 'response', response: run.ending.response }));
+        for (const run of group) run.settle(Promise.resolve({ kind: 'response', response: run.record.response }));
       } else if (kept === 'stale') {
         // Another writer moved the conversation on: the first is told so, the others started from it.
         first.settle(Promise.resolve(conversationChanged()));
@@ -80,7 +80,7 @@ export function createConversationCommits(db: Db): ConversationCommits {
 
   return {
     commit(run) {
-      return new Promise<RunResult | 'wrong'>((resolve, reject) => {
+      return new Promise<RunEnding | RunAgain>((resolve, reject) => {
         const queued: Queued = { ...run, settle: (outcome) => void outcome.then(resolve, reject) };
         const convid = run.data.convid;
         const queue = queues.get(convid);

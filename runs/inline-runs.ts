@@ -1,6 +1,6 @@
 import type { JsonObject } from '../shared/api.js';
 import type { RunJobData } from '../shared/jobs.js';
-import type { RunResult } from './run-endings.js';
+import type { RunEnding } from './run-endings.js';
 
 /**
  * Short runs answered by the web process that took the call (README, "Short runs are answered where
@@ -9,6 +9,6 @@ import type { RunResult } from './run-endings.js';
  */
 export interface InlineRuns {
   /** The call's result, or 'queue': run it through the queue instead (nothing of it was kept or sent). */
-  run(data: RunJobData, inputs: JsonObject): Promise<RunResult | 'queue'>;
+  run(data: RunJobData, inputs: JsonObject): Promise<RunEnding | 'queue'>;
   close(): Promise<void>;
 }

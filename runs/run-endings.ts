@@ -7,13 +7,16 @@ import { executionResponse, jobResponse, withValidationFields } from './executio
 
 /**
  * Every way a call ends that the agent's own code does not decide, with its result code (or refusal)
- * and its message. The endings the agent's run decides (success, ask, failCommand, callFailed,
- * errorInAgent, timedOut, unexpected, and stopped or mustLogin mid-run) come from the sandbox,
- * workers/sandbox/. README.md "Architecture" has the table of where each result code is decided.
+ * and its message, a maker each. The endings the agent's run decides (success, ask, failCommand,
+ * callFailed, errorInAgent, timedOut, unexpected, and stopped or mustLogin mid-run) are made in
+ * workers/sandbox/sandbox-endings.ts. docs/architecture.md has the table of both.
  */
 
-/** How a call is answered: an execution response (HTTP 200), or refused with an error (nothing ran, nothing kept). */
-export type RunResult = { kind: 'response'; response: ExecutionResponse } | { kind: 'refused'; code: ErrorCode; message: string };
+/**
+ * How a run ended, as the run's lifecycle answers its call (the one name for it outside the sandbox):
+ * an execution response (HTTP 200), or refused with an error (nothing kept).
+ */
+export type RunEnding = { kind: 'response'; response: ExecutionResponse } | { kind: 'refused'; code: ErrorCode; message: string };
 
 // Endings decided by the worker before the agent runs (the call is recorded like any run).
 
@@ -74,12 +77,12 @@ export const endingsWithoutRun: Record<EndingWithoutRun, EndingWithoutRunRule> =
 // Refusals: the call gets an HTTP error instead of an execution response, and nothing is kept.
 
 /** 409: the call could not start within CONV_WAIT_MS of arriving. */
-export function conversationBusy(): RunResult {
+export function conversationBusy(): RunEnding {
   return { kind: 'refused', code: 'conversationBusy', message: 'The conversation is busy with other calls; try again.' };
 }
 
 /** 409: the conversation moved on while the run ran (a stale writer, commit.ts): nothing of it is kept. */
-export function conversationChanged(): RunResult {
+export function conversationChanged(): RunEnding {
   return {
     kind: 'refused',
     code: 'conversationBusy',
@@ -88,12 +91,38 @@ export function conversationChanged(): RunResult {
 }
 
 /** 404: no published agent of that name, or the draft is gone or no longer compiles. */
-export function agentNotFound(data: RunJobData): RunResult {
+export function agentNotFound(data: RunJobData): RunEnding {
   if (data.draft) return { kind: 'refused', code: 'draftNotFound', message: 'The draft is gone or no longer compiles; save it again.' };
   return { kind: 'refused', code: 'agentNotFound', message: `No agent is named ${data.agentName}.` };
 }
 
 /** 503: PostgreSQL went away during the run; nothing was committed. */
-export function databaseUnavailable(): RunResult {
+export function databaseUnavailable(): RunEnding {
   return { kind: 'refused', code: 'unavailable', message: 'The database is unavailable; nothing of the run was kept. Try again shortly.' };
+}
+
+// Not an ending: the call is not over, its run starts again.
+
+/**
+ * A run that started from something not kept after all: nothing of it was kept or sent, and its call
+ * runs again. `versionMoved`: it started on the agent version this process read last without reading
+ * it again, and a newer one had been published (its commit, fenced on that version, kept nothing).
+ * `baseNotKept`: it started from the conversation as the call before it left it, and that call's
+ * commit did not keep it (conversation-commits.ts).
+ */
+export interface RunAgain {
+  kind: 'runAgain';
+  why: 'versionMoved' | 'baseNotKept';
+}
+
+export function versionMoved(): RunAgain {
+  return { kind: 'runAgain', why: 'versionMoved' };
+}
+
+export function baseNotKept(): RunAgain {
+  return { kind: 'runAgain', why: 'baseNotKept' };
+}
+
+export function isRunAgain(value: object): value is RunAgain {
+  return 'kind' in value && value.kind === 'runAgain';
 }

@@ -45,11 +45,24 @@ export function openSecret(box: SecretBox, agentName: string, key: string, set: 
 /** Values this short are not masked in traces and errors: "1" or "true" would mask half a trace. */
 export const minMaskedLength = 4;
 
-/** Replaces every occurrence of a secret value in `text` with `********` (longest first, so one containing another goes whole). */
+/** What a masked value reads as, wherever a run's secrets or password answers would show. */
+export const maskedValue = '********';
+
+/** Replaces every occurrence of each of `values` in `text` with maskedValue, in order (longest first, so one containing another goes whole). */
 export function maskSecrets(text: string, values: readonly string[]): string {
   let masked = text;
-  for (const value of values) if (masked.includes(value)) masked = masked.replaceAll(value, '********');
+  for (const value of values) if (masked.includes(value)) masked = masked.replaceAll(value, maskedValue);
   return masked;
+}
+
+/**
+ * The masker of a run's secrets (DESIGN §13): `text` with each value worth masking replaced. The one
+ * the sandbox applies to what a run records of its requests (the journal's URLs and errors) and to the
+ * error it ends with (a fetch error names the URL, an agent may throw what it read).
+ */
+export function secretMasker(secrets: Readonly<Record<string, string>> | undefined): (text: string) => string {
+  const values = secrets ? maskableValues(secrets) : [];
+  return values.length ? (text) => maskSecrets(text, values) : (text) => text;
 }
 
 /** The values worth masking, longest first. */

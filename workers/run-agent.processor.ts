@@ -7,14 +7,14 @@ import type { Logger } from '../shared/logger.js';
 import { AbandonedRunError } from '../runs/commit.js';
 import { endWithoutRun } from '../runs/end-without-run.js';
 import { createRunEventPublisher } from '../runs/run-event-publisher.js';
-import { databaseUnavailable, type RunResult } from '../runs/run-endings.js';
+import { databaseUnavailable, type RunEnding } from '../runs/run-endings.js';
 import { releaseRunSlot } from '../runs/run-slots.js';
 import type { RunMetricsRecorder } from '../runs/run-metrics.js';
 import { executeRun } from './runs/execute-run.js';
 import type { RunDeps, RunEventSink } from './runs/run-deps.js';
 import type { RunControl } from './runs/run-control.js';
 import type { SessionWatch } from './runs/session-watch.js';
-import { sessionEnded } from './sandbox/run-stop.js';
+import { sessionEnded } from './sandbox/sandbox-endings.js';
 import type { WebhookJobData } from '../shared/webhook-jobs.js';
 import { deliveryJobOptions } from './webhooks/webhook-worker.js';
 
@@ -89,7 +89,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
   };
 }
 
-function unavailable(deps: ProcessorDeps, data: RunJobData, err: unknown): RunResult {
+function unavailable(deps: ProcessorDeps, data: RunJobData, err: unknown): RunEnding {
   deps.logger.warn({ err: String(err), runId: data.runId, requestId: data.requestId }, 'run ended: PostgreSQL unavailable, nothing kept');
   return databaseUnavailable();
 }

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
-import { createEventStreamParser } from '../../clients/typescript/src/server-sent-events.js';
+import { createEventStreamParser } from '../../shared/server-sent-events.js';
 
 /**
  * One process of a relay floor (relay-floor.ts): the least a process must do to pass an LLM's streamed

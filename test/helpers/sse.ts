@@ -1,4 +1,4 @@
-import { createEventStreamParser } from '../../clients/typescript/src/server-sent-events.js';
+import { createEventStreamParser } from '../../shared/server-sent-events.js';
 
 /** One server-sent event as a client sees it. */
 export interface SseEvent {

@@ -8,7 +8,7 @@ import { createDb, type Db } from '../../db/database.js';
 import { recordFirstRuns } from '../../db/run-commit.repository.js';
 import { AbandonedRunError } from '../../runs/commit.js';
 import { createConversationCommits, type ChainedRun } from '../../runs/conversation-commits.js';
-import { conversationChanged, type RunResult } from '../../runs/run-endings.js';
+import { baseNotKept, conversationChanged, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import { testEnv } from '../helpers/test-env.js';
 
 /**
@@ -48,17 +48,17 @@ describe('conversation commits', () => {
       data,
       version: n - 1,
       changes: { state: { agentVars: { counter: { n } }, convVars: {}, history: [], added }, pause: { kind: 'keep' } },
-      ending: { startedAt: new Date(), agentVersion: 1, response: { resultCode: 'success', output: [{ type: 'text', text: `${n}` }], convid } as never },
+      record: { startedAt: new Date(), agentVersion: 1, response: { resultCode: 'success', output: [{ type: 'text', text: `${n}` }], convid } as never },
       ...(base ? { base } : {}),
     };
   };
 
   /** What a successor is told of this commit: that it kept the state it was handed. */
-  const keptBy = (outcome: Promise<RunResult | 'wrong'>) => outcome.then((result) => result !== 'wrong' && result.kind === 'response', () => false);
+  const keptBy = (outcome: Promise<RunEnding | RunAgain>) => outcome.then((result) => result.kind === 'response', () => false);
 
   /** Each call handed the conversation by the one before, its commit queued behind that one's. */
   const chain = (commits: ReturnType<typeof createConversationCommits>, convid: string, runs: Array<{ runId?: string }>) => {
-    const outcomes: Array<Promise<RunResult | 'wrong'>> = [];
+    const outcomes: Array<Promise<RunEnding | RunAgain>> = [];
     runs.forEach((run, i) => {
       const outcome = commits.commit(call(convid, i + 1, i === 0 ? undefined : keptBy(outcomes[i - 1]!), run.runId));
       outcome.catch(() => undefined);
@@ -80,7 +80,7 @@ describe('conversation commits', () => {
     const runIds = Array.from({ length: 4 }, () => randomUUID());
     const outcomes = await Promise.all(chain(createConversationCommits(db), convid, runIds.map((runId) => ({ runId }))));
     assert.deepEqual(
-      outcomes.map((outcome) => outcome !== 'wrong' && outcome.kind),
+      outcomes.map((outcome) => outcome.kind),
       ['response', 'response', 'response', 'response'],
     );
     const row = await stored(convid);
@@ -107,7 +107,7 @@ describe('conversation commits', () => {
     assert.equal(outcomes[0]!.status, 'fulfilled');
     assert.equal(outcomes[1]!.status, 'fulfilled');
     assert.ok(outcomes[2]?.status === 'rejected' && outcomes[2].reason instanceof AbandonedRunError, 'the run its caller was told about keeps nothing');
-    assert.deepEqual(outcomes[3], { status: 'fulfilled', value: 'wrong' });
+    assert.deepEqual(outcomes[3], { status: 'fulfilled', value: baseNotKept() });
     const row = await stored(convid);
     assert.equal(row.version, 2);
     assert.deepEqual(row.agent_vars, { counter: { n: 2 } });
@@ -119,7 +119,7 @@ describe('conversation commits', () => {
     await db.updateTable('conversations').set({ version: 7 }).where('id', '=', convid).execute();
     const outcomes = await Promise.all(chain(createConversationCommits(db), convid, [{}, {}, {}]));
     assert.deepEqual(outcomes[0], conversationChanged());
-    assert.deepEqual(outcomes.slice(1), ['wrong', 'wrong']);
+    assert.deepEqual(outcomes.slice(1), [baseNotKept(), baseNotKept()]);
     assert.equal((await stored(convid)).version, 7);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from executions where convid = ${convid}`.execute(db);
     assert.equal(rows[0]!.n, 1, 'only the first run of the conversation is recorded');

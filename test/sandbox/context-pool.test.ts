@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createContextPool, type ContextPool } from '../../workers/sandbox/context-pool.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
-import type { SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
+import type { SandboxEnding } from '../../workers/sandbox/sandbox-endings.js';
+import type { SandboxRun } from '../../workers/sandbox/sandbox.types.js';
 import { compile, errorOf, makeRun, texts, waitFor } from './sandbox-helpers.js';
 
 const otherCaller: SandboxRun['caller'] = { kind: 'user', id: 'user-2', role: 'developer' };
@@ -17,7 +18,7 @@ describe('sandbox context pool', () => {
     pool.clear();
   });
 
-  function run(code: string, overrides: Partial<SandboxRun> = {}): Promise<SandboxOutcome> {
+  function run(code: string, overrides: Partial<SandboxRun> = {}): Promise<SandboxEnding> {
     return runSandbox(makeRun(code, overrides), pool);
   }
 

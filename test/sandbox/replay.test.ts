@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Answers, OutputPart } from '../../shared/api.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
-import type { JournalEntry, SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
+import type { SandboxEnding } from '../../workers/sandbox/sandbox-endings.js';
+import type { JournalEntry, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
 import { compile, errorOf, makeRun, startServer, texts, waitFor, type TestServer } from './sandbox-helpers.js';
 
 const agentSource = `
@@ -48,7 +49,7 @@ describe('sandbox replay', () => {
     await server.close();
   });
 
-  function run(journal: JournalEntry[], seen: Seen, overrides: Partial<SandboxRun> = {}): Promise<SandboxOutcome> {
+  function run(journal: JournalEntry[], seen: Seen, overrides: Partial<SandboxRun> = {}): Promise<SandboxEnding> {
     return runSandbox(
       makeRun(code, {
         inputs: { url: `${server.origin}/data` },

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import type { JsonObject, OutputPart } from '../../shared/api.js';
 import { compileAgent } from '../../shared/compile-agent.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
-import type { SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
+import type { SandboxEnding } from '../../workers/sandbox/sandbox-endings.js';
+import type { SandboxRun } from '../../workers/sandbox/sandbox.types.js';
 
 /** Compiles an agent source; a compile error fails the test that wrote it. */
 export async function compile(source: string): Promise<string> {
@@ -32,7 +33,7 @@ export function makeRun(code: string, overrides: Partial<SandboxRun> = {}): Sand
   };
 }
 
-export async function runAgent(source: string, overrides: Partial<SandboxRun> = {}): Promise<SandboxOutcome> {
+export async function runAgent(source: string, overrides: Partial<SandboxRun> = {}): Promise<SandboxEnding> {
   return runSandbox(makeRun(await compile(source), overrides));
 }
 
@@ -42,12 +43,12 @@ export function texts(outcome: { output: OutputPart[] }): string[] {
 }
 
 /** The vars of a success outcome; any other outcome fails the test. */
-export function varsOf(outcome: SandboxOutcome): JsonObject {
+export function varsOf(outcome: SandboxEnding): JsonObject {
   assert.equal(outcome.resultCode, 'success', JSON.stringify(outcome));
   return outcome.resultCode === 'success' ? outcome.vars : {};
 }
 
-export function errorOf(outcome: SandboxOutcome): { message: string; line?: number; column?: number } {
+export function errorOf(outcome: SandboxEnding): { message: string; line?: number; column?: number } {
   if (!('error' in outcome)) throw new Error(`expected a failed outcome, got ${outcome.resultCode}`);
   return outcome.error;
 }

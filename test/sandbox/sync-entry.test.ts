@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { OutputPart } from '../../shared/api.js';
 import { createContextPool, type ContextPool } from '../../workers/sandbox/context-pool.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
-import type { SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
+import type { SandboxEnding } from '../../workers/sandbox/sandbox-endings.js';
+import type { SandboxRun } from '../../workers/sandbox/sandbox.types.js';
 import { compile, makeRun, texts, waitFor } from './sandbox-helpers.js';
 
 /**
@@ -22,7 +23,7 @@ describe('sandbox runs entered on the host thread', () => {
     pool.clear();
   });
 
-  function run(code: string, overrides: Partial<SandboxRun> = {}): { live: string[]; done: Promise<SandboxOutcome> } {
+  function run(code: string, overrides: Partial<SandboxRun> = {}): { live: string[]; done: Promise<SandboxEnding> } {
     const live: string[] = [];
     const onPart = (part: OutputPart) => live.push(part.type === 'text' ? part.text : part.type);
     return { live, done: runSandbox(makeRun(code, { onPart, ...overrides }), pool) };

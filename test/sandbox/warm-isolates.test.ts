@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import type { Answers, JsonObject, OutputPart } from '../../shared/api.js';
 import { createContextPool, type ContextPool } from '../../workers/sandbox/context-pool.js';
 import { runSandbox } from '../../workers/sandbox/run-sandbox.js';
-import type { JournalEntry, SandboxOutcome, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
+import type { SandboxEnding } from '../../workers/sandbox/sandbox-endings.js';
+import type { JournalEntry, SandboxRun } from '../../workers/sandbox/sandbox.types.js';
 import { compile, errorOf, makeRun, texts, varsOf, waitFor } from './sandbox-helpers.js';
 
 /** An agent that ends the way `sys.inputs.mode` says; 'ok' succeeds. */
@@ -41,7 +42,7 @@ describe('sandbox warm isolates', () => {
     pool.clear();
   });
 
-  function run(code: string, overrides: Partial<SandboxRun> = {}): Promise<SandboxOutcome> {
+  function run(code: string, overrides: Partial<SandboxRun> = {}): Promise<SandboxEnding> {
     return runSandbox(makeRun(code, overrides), pool);
   }
 

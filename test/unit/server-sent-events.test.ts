@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createEventStreamParser, type ServerSentEvent } from '../../clients/typescript/src/server-sent-events.js';
+import { createEventStreamParser, type ServerSentEvent } from '../../shared/server-sent-events.js';
 
 function parseInPieces(pieces: string[]): ServerSentEvent[] {
   const parser = createEventStreamParser();

@@ -3,21 +3,20 @@ import type { RunJobData } from '../../shared/jobs.js';
 import type { ConversationRead } from '../../db/conversations.repository.js';
 import { recordAskedAgain, recordEnding } from '../../runs/commit.js';
 import { mayRunOn } from '../../runs/conversation-rules.js';
-import { agentNotFound, answersRefused, draftChanged, unknownConversation, type RunResult } from '../../runs/run-endings.js';
+import { agentNotFound, answersRefused, baseNotKept, draftChanged, isRunAgain, unknownConversation, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import { conversationAfterRun, type HeldConversation } from './held-conversation.js';
 import { leftByRun } from './kept-changes.js';
-import { runAgent, type Ran } from './run-agent.js';
+import { runAgent, type AgentRun } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart, resumeFrom } from './run-start.js';
 import { speculate } from './speculation.js';
 import { validateAnswers } from './validate-answers.js';
 
-/**
- * How a call on a conversation ended, and the conversation it leaves to the next call in this worker (if
- * it can); 'wrong' when it started from a state the call before it did not keep after all: nothing of it
- * went out or was kept, and it must wait for its turn again.
- */
-export type ConversationRunEnd = { result: RunResult; held?: HeldConversation } | 'wrong';
+/** How a call on a conversation ended, and the conversation it leaves to the next call in this worker (if it can). */
+export interface AfterRun {
+  ending: RunEnding;
+  held?: HeldConversation;
+}
 
 /** Where a call on a conversation starts from, and whom it tells when it has run. */
 export interface ConversationRunFrom {
@@ -41,7 +40,9 @@ export interface ConversationRunFrom {
  * with no connection held (resuming the pause with the call's answers, if paused), then commits fenced
  * by the version read (runs/commit.ts), behind the commits of the calls before it in this worker
  * (runs/conversation-commits.ts). A call started from a state still being committed is a speculation
- * (speculation.ts): it reaches nothing outside the sandbox until that state is kept.
+ * (speculation.ts): it reaches nothing outside the sandbox until that state is kept; when it is not,
+ * the call is to run again (RunAgain `baseNotKept`): nothing of it went out or was kept, and it waits
+ * for its turn again.
  */
 export async function runOnConversation(
   deps: RunDeps,
@@ -50,15 +51,15 @@ export async function runOnConversation(
   sink: RunEventSink,
   signal: AbortSignal,
   from: ConversationRunFrom = {},
-): Promise<ConversationRunEnd> {
+): Promise<AfterRun | RunAgain> {
   const { held, onRan } = from;
   const startedAt = deps.clock.now();
   const read: ConversationRead | undefined = held
     ? { conversation: held.conversation, pause: undefined, latestVersion: held.latestVersion }
     : await deps.conversations.read({ id: data.convid, latestOf: data.draft ? undefined : data.agentName });
   if (!read || !mayRunOn(read.conversation, read.pause, data, startedAt)) {
-    if (held?.committed && !(await held.committed)) return 'wrong';
-    return { result: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: unknownConversation(data) }) };
+    if (held?.committed && !(await held.committed)) return baseNotKept();
+    return { ending: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: unknownConversation(data) }) };
   }
   const { conversation, pause } = read;
   let answers: Answers | undefined;
@@ -66,28 +67,28 @@ export async function runOnConversation(
     const check = validateAnswers(pause.ask, inputs);
     if (!check.ok) {
       // The pause is kept as it is: the caller is asked again, told which answers to fix.
-      return { result: await recordAskedAgain(deps.db, data, { startedAt, agentVersion: pause.agent_version, response: answersRefused(data, pause.ask, check.fields) }) };
+      return { ending: await recordAskedAgain(deps.db, data, { startedAt, agentVersion: pause.agent_version, response: answersRefused(data, pause.ask, check.fields) }) };
     }
     answers = check.answers;
   }
   const start = pause && answers ? await resumeFrom(deps, deps.db, pause, answers) : await freshStart(deps, deps.db, data, conversation, inputs, read.latestVersion);
-  if (!start) return { result: agentNotFound(data) };
-  if (start === 'draftChanged') return { result: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: draftChanged(data) }) };
+  if (!start) return { ending: agentNotFound(data) };
+  if (start === 'draftChanged') return { ending: await recordEnding(deps.db, data, { startedAt, agentVersion: undefined, response: draftChanged(data) }) };
 
   const behind = held?.committed && speculate(sink, signal, held.committed);
-  let ran: Ran;
+  let ran: AgentRun;
   try {
     ran = behind ? await runAgent(deps, data, start, behind.sink, behind.signal, { hold: behind.hold }) : await runAgent(deps, data, start, sink, signal);
   } finally {
     if (behind) behind.end();
   }
-  const { changes, ending } = await leftByRun(deps, data, conversation, start, ran, startedAt);
-  const committing = deps.commits.commit({ data, version: conversation.version, changes, ending, base: held?.committed });
+  const { changes, record } = await leftByRun(deps, data, conversation, start, ran, startedAt);
+  const committing = deps.commits.commit({ data, version: conversation.version, changes, record, base: held?.committed });
   const next = conversationAfterRun(conversation, pause !== undefined, changes, startedAt);
   // The next call starts from what this one leaves, as it is being committed. A run that kept nothing
   // leaves the state it started from, kept whatever becomes of its record.
-  if (next && onRan) onRan({ ...next, committed: committing.then((result) => result !== 'wrong' && (!changes || result.kind === 'response'), () => !changes) });
-  const result = await committing;
-  if (result === 'wrong') return 'wrong';
-  return { result, held: result.kind === 'response' ? next : undefined };
+  if (next && onRan) onRan({ ...next, committed: committing.then((ending) => !isRunAgain(ending) && (!changes || ending.kind === 'response'), () => !changes) });
+  const ending = await committing;
+  if (isRunAgain(ending)) return ending;
+  return { ending, held: ending.kind === 'response' ? next : undefined };
 }

@@ -1,10 +1,10 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { recordEnding } from '../../runs/commit.js';
-import { conversationBusy, stoppedWaiting, type RunResult } from '../../runs/run-endings.js';
+import { conversationBusy, isRunAgain, stoppedWaiting, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import { turnArrivedAt, turnLifetimeMs } from '../../runs/turns.js';
-import { stopOf } from '../sandbox/run-stop.js';
-import { runOnConversation, type ConversationRunEnd } from './conversation-run.js';
+import { stopped } from '../sandbox/sandbox-endings.js';
+import { runOnConversation, type AfterRun } from './conversation-run.js';
 import { runFirst } from './first-run.js';
 import type { HeldConversation } from './held-conversation.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
@@ -18,7 +18,7 @@ import type { RunDeps, RunEventSink } from './run-deps.js';
  * next call when that one waits in this worker (workers/runs/held-conversation.ts): the calls queued on
  * a busy conversation run back to back without reading it again.
  */
-export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunResult> {
+export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonObject, sink: RunEventSink, signal: AbortSignal): Promise<RunEnding> {
   const turn = data.turn;
   if (data.newConversation) {
     // A background run's first call holds the new conversation's turn (it is first in line): the calls
@@ -36,13 +36,13 @@ export async function executeRun(deps: RunDeps, data: RunJobData, inputs: JsonOb
   const successor = data.turnFirst ? undefined : deps.turns.successor(data.convid, turn);
   successor?.catch(() => undefined);
   for (let first = data.turnFirst === true; ; first = false) {
-    const end = await takeTurn(deps, data, inputs, sink, signal, { turn, first, successor });
+    const ending = await takeTurn(deps, data, inputs, sink, signal, { turn, first, successor });
     // It started from a state the call before it did not keep: nothing of it went out; its turn again.
-    if (end !== 'wrong') return end;
+    if (!isRunAgain(ending)) return ending;
   }
 }
 
-/** One wait for a conversation's turn and the run that follows; 'wrong' as runOnConversation, the turn then kept. */
+/** One wait for a conversation's turn and the run that follows; RunAgain as runOnConversation, the turn then kept. */
 async function takeTurn(
   deps: RunDeps,
   data: RunJobData,
@@ -50,8 +50,8 @@ async function takeTurn(
   sink: RunEventSink,
   signal: AbortSignal,
   { turn, first, successor }: { turn: string; first: boolean; successor: Promise<string | undefined> | undefined },
-): Promise<RunResult | 'wrong'> {
-  let end: ConversationRunEnd | undefined;
+): Promise<RunEnding | RunAgain> {
+  let after: AfterRun | RunAgain | undefined;
   let handedOver: Promise<boolean> | undefined;
   let startedFrom: Promise<boolean> | undefined;
   try {
@@ -71,29 +71,29 @@ async function takeTurn(
     });
     if (waited.kind === 'busy') return conversationBusy();
     if (waited.kind === 'stopped') {
-      return await recordEnding(deps.db, data, { startedAt: deps.clock.now(), agentVersion: undefined, response: stoppedWaiting(data, stopOf(signal)) });
+      return await recordEnding(deps.db, data, { startedAt: deps.clock.now(), agentVersion: undefined, response: stoppedWaiting(data, stopped(signal)) });
     }
     // Handed over while the call before still commits: nothing of this call ends before that commit has.
     startedFrom = waited.held?.committed;
     const from = { onRan: (next: HeldConversation) => void (handedOver = deps.turns.handOver(data.convid, turn, next, successor)) };
     if (waited.held && latestVersion) {
-      end = await runOnConversation(deps, data, inputs, sink, signal, { ...from, held: { ...waited.held, latestVersion: await latestVersion } });
+      after = await runOnConversation(deps, data, inputs, sink, signal, { ...from, held: { ...waited.held, latestVersion: await latestVersion } });
     } else {
       // Read from PostgreSQL, which must hold what the call before committed first.
       await startedFrom;
-      end = await runOnConversation(deps, data, inputs, sink, signal, from);
+      after = await runOnConversation(deps, data, inputs, sink, signal, from);
     }
-    return end === 'wrong' ? end : end.result;
+    return isRunAgain(after) ? after : after.ending;
   } finally {
     await startedFrom;
-    if (end !== 'wrong') {
+    if (!after || !isRunAgain(after)) {
       if (await handedOver) await deps.turns.leave(data.convid, turn);
-      else await deps.turns.release(data.convid, turn, end?.held, successor);
+      else await deps.turns.release(data.convid, turn, after?.held, successor);
     }
   }
 }
 
-function ended(end: ConversationRunEnd): RunResult {
-  if (end === 'wrong') throw new Error('a run that read its conversation started from a state that was not kept');
-  return end.result;
+function ended(after: AfterRun | RunAgain): RunEnding {
+  if (isRunAgain(after)) throw new Error('a run that read its conversation started from a state that was not kept');
+  return after.ending;
 }

@@ -1,17 +1,15 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { agentNotFound, type RunResult } from '../../runs/run-endings.js';
+import { agentNotFound, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import type { InlineDecline, InlineEntry } from '../sandbox/sandbox.types.js';
 import { commitRan } from './first-run.js';
-import { runAgent } from './run-agent.js';
+import { runAgentInline } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart } from './run-start.js';
+import { runOnGuessedVersion } from './version-guess.js';
 
 /** Why a run was not answered inline: as InlineDecline, or it waited on an async sys call ('waits'). */
 export type NotInline = { queue: InlineDecline | 'waits' };
-
-/** What the caller decides of an inline run's entry, and is told of it (InlineEntry). */
-export type EntryHooks = Pick<InlineEntry, 'mayLoad' | 'entered'>;
 
 /** An inline run's parts are its answer's: nothing goes out while it runs. */
 const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, trace: () => undefined };
@@ -21,38 +19,32 @@ const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, tr
  * synchronously into its sandbox and committed as a worker commits a first run. As a worker's
  * (first-run.ts), it starts on the agent version last read here, its commit fenced on it; when a newer
  * one was published meanwhile, that commit keeps nothing and the run starts over on the latest, read
- * then. NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
+ * then (version-guess.ts). NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
  * sys call stops it before the call acts.
  */
-export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks): Promise<RunResult | NotInline> {
-  const guess = deps.agents.lastRead(data.agentName);
-  if (guess !== undefined) {
-    const guessed = await runOnVersion(deps, data, inputs, entry, guess);
-    if (guessed !== 'stale') return guessed;
-  }
-  const read = await runOnVersion(deps, data, inputs, entry, undefined);
-  if (read === 'stale') throw new Error('an inline run committed without a fence came out stale');
-  return read;
+export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: InlineEntry): Promise<RunEnding | NotInline> {
+  return runOnGuessedVersion(deps, data, (version) => runOnVersion(deps, data, inputs, entry, version));
 }
 
-/** Runs `version` (or the latest, read now); 'stale' when that version is no longer the latest. */
-async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: EntryHooks, version: number | undefined): Promise<RunResult | NotInline | 'stale'> {
+/** Runs `version` (or the latest, read now); RunAgain `versionMoved` when that version is no longer the latest. */
+async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: InlineEntry, version: number | undefined): Promise<RunEnding | NotInline | RunAgain> {
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs, version);
-  if (!start) return version === undefined ? agentNotFound(data) : 'stale';
+  if (!start) return version === undefined ? agentNotFound(data) : versionMoved();
   const stop = new AbortController();
-  let declined: NotInline | undefined;
-  const decline = (why: NotInline['queue']) => void (declined ??= { queue: why });
+  let waits = false;
   // An async sys call awaits this before it acts: the run is stopped there.
   const hold: PromiseLike<void> = {
     then(onSettled, onFailed) {
-      decline('waits');
+      waits = true;
       stop.abort();
       return Promise.resolve().then(onSettled, onFailed);
     },
   };
-  const ran = await runAgent(deps, data, start, noSink, stop.signal, { hold, inline: { ...entry, declined: decline } });
-  if (declined) return declined;
+  const ran = await runAgentInline(deps, data, start, noSink, stop.signal, { hold, inline: entry });
+  // Declined by the sandbox, or stopped at its first async sys call: nothing of it was sent or kept.
+  if ('declined' in ran) return { queue: ran.declined };
+  if (waits) return { queue: 'waits' };
   const fence = version === undefined ? undefined : { agentName: data.agentName, version };
   return commitRan(deps, data, start, ran, startedAt, fence);
 }

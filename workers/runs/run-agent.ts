@@ -2,25 +2,26 @@ import type { ExecutionResponse } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { executionResponse } from '../../runs/execution-response.js';
 import { maxPriority } from '../../runs/fair-priority.js';
-import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
-import { runSandbox } from '../sandbox/run-sandbox.js';
-import type { SandboxError, SandboxOutcome, SandboxRun } from '../sandbox/sandbox.types.js';
+import { maskableValues } from '../../shared/agent-secrets.js';
+import { runSandbox, runSandboxInline } from '../sandbox/run-sandbox.js';
+import type { SandboxEnding } from '../sandbox/sandbox-endings.js';
+import type { InlineDeclined, InlineEntry, SandboxError, SandboxRun } from '../sandbox/sandbox.types.js';
 import { draftRunResponse, secretSetOf } from './draft-runs.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import type { RunStart } from './run-start.js';
 import { createSourceMapper, mapErrorToSource, type SourceMapper } from './source-position.js';
 import { createTraceRecorder, passwordAnswers, type TraceRecorder } from './trace-recorder.js';
 
-/** How a run went: its outcome, where its positions are in the source, and for a draft what it traced. */
-export interface Ran {
-  outcome: SandboxOutcome;
+/** An agent's run in the sandbox: how it ended, where its positions are in the source, and for a draft what it traced. */
+export interface AgentRun {
+  ending: SandboxEnding;
   toSource: SourceMapper;
   trace?: TraceRecorder;
 }
 
 /**
  * Runs the agent in the sandbox from `start`, with no database connection held. A logged run sends its
- * parts (and a draft's trace events) to `sink` as they are made. `hold` and `inline`: see SandboxRun.
+ * parts (and a draft's trace events) to `sink` as they are made. `hold`: see SandboxRun.
  */
 export async function runAgent(
   deps: RunDeps,
@@ -28,33 +29,48 @@ export async function runAgent(
   start: RunStart,
   sink: RunEventSink,
   signal: AbortSignal,
-  { hold, inline }: Pick<SandboxRun, 'hold' | 'inline'> = {},
-): Promise<Ran> {
+  { hold }: Pick<SandboxRun, 'hold'> = {},
+): Promise<AgentRun> {
   // Its start waits its fair turn among the runs this worker holds, until it first waits on the host.
   const started = deps.startGate ? await deps.startGate.enter(data.priority ?? maxPriority) : undefined;
   try {
-    return await runStarted(deps, data, start, sink, signal, { hold, inline, onWait: started });
+    const { run, toSource, trace } = await sandboxRunOf(deps, data, start, sink, signal, hold);
+    return { ending: await runSandbox({ ...run, onWait: started }, deps.isolates), toSource, trace };
   } finally {
     started?.();
   }
 }
 
-async function runStarted(
+/** An inline run (run-sandbox.ts runSandboxInline): run as runAgent runs one, or declined. */
+export async function runAgentInline(
   deps: RunDeps,
   data: RunJobData,
   start: RunStart,
   sink: RunEventSink,
   signal: AbortSignal,
-  { hold, inline, onWait }: Pick<SandboxRun, 'hold' | 'inline' | 'onWait'>,
-): Promise<Ran> {
+  { hold, inline }: { hold: PromiseLike<unknown>; inline: InlineEntry },
+): Promise<AgentRun | InlineDeclined> {
+  const { run, toSource, trace } = await sandboxRunOf(deps, data, start, sink, signal, hold);
+  const ending = await runSandboxInline(run, inline, deps.isolates);
+  return 'declined' in ending ? ending : { ending, toSource, trace };
+}
+
+/** The sandbox run of `start`, with its source mapper and (for a draft) its trace recorder. */
+async function sandboxRunOf(
+  deps: RunDeps,
+  data: RunJobData,
+  start: RunStart,
+  sink: RunEventSink,
+  signal: AbortSignal,
+  hold: PromiseLike<unknown> | undefined,
+): Promise<{ run: SandboxRun; toSource: SourceMapper; trace: TraceRecorder | undefined }> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName, secretSetOf(data));
-  const secretValues = maskableValues(secrets);
   // A streamed validation sends each trace event as it happens; a non-streamed one answers with them all.
   const trace = data.draft
-    ? createTraceRecorder({ toSource, secrets: [...secretValues, ...passwordAnswers(start.journal)], emit: data.events.kind === 'log' ? sink.trace : undefined })
+    ? createTraceRecorder({ toSource, secrets: [...maskableValues(secrets), ...passwordAnswers(start.journal)], emit: data.events.kind === 'log' ? sink.trace : undefined })
     : undefined;
-  const outcome = await runSandbox({
+  const run: SandboxRun = {
     code: start.agent.code,
     agentName: data.agentName,
     convid: data.convid,
@@ -71,40 +87,26 @@ async function runStarted(
     fresh: data.draft !== undefined,
     signal,
     hold,
-    inline,
-    onWait,
     httpAllow: deps.config.agentHttpAllow,
     secrets,
     onPart: data.events.kind === 'log' ? sink.part : undefined,
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,
     onTrace: trace?.onTrace,
-  }, deps.isolates);
-  return { outcome: withSecretsMasked(outcome, secretValues), toSource, trace };
+  };
+  return { run, toSource, trace };
 }
 
 /**
- * The outcome with the secret values masked in its error (a fetch error names the URL, an agent may
- * throw what it read): the error goes to the response, the error report and the logs. The output is
- * what the agent chose to say, and stays as it is.
- */
-function withSecretsMasked(outcome: SandboxOutcome, values: readonly string[]): SandboxOutcome {
-  if (!('error' in outcome) || values.length === 0) return outcome;
-  const { message, stack } = outcome.error;
-  const error = { ...outcome.error, message: maskSecrets(message, values), ...(stack === undefined ? {} : { stack: maskSecrets(stack, values) }) };
-  return { ...outcome, error };
-}
-
-/**
- * The execution response of a run (with `outcome` in place of the sandbox's when the session check
+ * The execution response of a run (with `ending` in place of the sandbox's when the session check
  * before the commit ended it): its error at its place in the agent's source, without the stack; for a
  * draft, the validation fields with the stack and trace.
  */
-export function responseOfRun(data: RunJobData, ran: Ran, outcome: SandboxOutcome): ExecutionResponse {
-  const error = 'error' in outcome ? outcome.error : undefined;
-  const response = executionResponse(data, outcome.resultCode, {
-    output: outcome.output,
+export function responseOfRun(data: RunJobData, ran: AgentRun, ending: SandboxEnding): ExecutionResponse {
+  const error = 'error' in ending ? ending.error : undefined;
+  const response = executionResponse(data, ending.resultCode, {
+    output: ending.output,
     error: error && publicError(mapErrorToSource(error, ran.toSource)),
-    askInput: outcome.resultCode === 'ask' ? outcome.askInput : undefined,
+    askInput: ending.resultCode === 'ask' ? ending.askInput : undefined,
   });
   if (!data.draft) return response;
   return draftRunResponse(data, response, { error, toSource: ran.toSource, trace: ran.trace?.events ?? [] });

@@ -11,7 +11,7 @@ export interface RunControl {
 
 export interface TrackedRun {
   signal: AbortSignal;
-  /** Stops the run for `reason` (see sandbox/run-stop.ts). */
+  /** Stops the run for `reason` (see sandbox/sandbox-endings.ts `stopped`). */
   stop(reason: unknown): void;
   done(): void;
 }

@@ -3,8 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import { sessionCutoffs } from '../../shared/session-lifetime.js';
 import type { Db } from '../../db/database.js';
 import { findLiveSessionIds } from '../../db/sessions.repository.js';
-import { sessionEnded } from '../sandbox/run-stop.js';
-import type { SandboxOutcome } from '../sandbox/sandbox.types.js';
+import { mustLogin, type SandboxEnding } from '../sandbox/sandbox-endings.js';
 
 /** How often a worker checks the sessions its runs were started with. */
 export const sessionCheckMs = 1000;
@@ -76,8 +75,8 @@ export async function sessionIsLive(deps: SessionWatchDeps, sessionId: string): 
  * the watch may not have seen it end yet (it checks every second). A `success` or `ask` whose session
  * has ended becomes `mustLogin`, with the output made so far.
  */
-export async function confirmSession(deps: SessionWatchDeps, sessionId: string | undefined, outcome: SandboxOutcome): Promise<SandboxOutcome> {
-  if (!sessionId || (outcome.resultCode !== 'success' && outcome.resultCode !== 'ask')) return outcome;
-  if (await sessionIsLive(deps, sessionId)) return outcome;
-  return { ...sessionEnded, output: outcome.output };
+export async function confirmSession(deps: SessionWatchDeps, sessionId: string | undefined, ending: SandboxEnding): Promise<SandboxEnding> {
+  if (!sessionId || (ending.resultCode !== 'success' && ending.resultCode !== 'ask')) return ending;
+  if (await sessionIsLive(deps, sessionId)) return ending;
+  return { ...mustLogin(), output: ending.output };
 }

@@ -1,7 +1,7 @@
 import type { Json } from '../../shared/api.js';
 import { maxTraceEvents, type TraceEvent } from '../../shared/trace.js';
 import type { JournalEntry, SandboxTrace } from '../sandbox/sandbox.types.js';
-import { maskedValue } from '../sandbox/trace-calls.js';
+import { maskSecrets } from '../../shared/agent-secrets.js';
 import type { SourceMapper } from './source-position.js';
 
 /** Longest JSON text of one traced value, or of a log line, before it is cut to a preview. */
@@ -95,7 +95,7 @@ function detailsOf(raw: SandboxTrace, clean: Clean) {
 /** Every string inside `value` with each secret replaced by the mask. */
 function redact(value: unknown, secrets: readonly string[]): unknown {
   if (!secrets.length) return value;
-  if (typeof value === 'string') return secrets.reduce((text, secret) => text.replaceAll(secret, maskedValue), value);
+  if (typeof value === 'string') return maskSecrets(value, secrets);
   if (Array.isArray(value)) return value.map((item) => redact(item, secrets));
   if (typeof value === 'object' && value !== null) {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [redact(key, secrets) as string, redact(item, secrets)]));

@@ -1,7 +1,7 @@
 import ivm from 'isolated-vm';
 import { agentModuleGlobal } from '../../shared/compile-agent.js';
 import { bootstrapSource } from './bootstrap-source.js';
-import { bootstrapFileName, maxPendingCalls, type RunConfig, type RunResult, type SettledRun, type StartRun } from './sandbox-protocol.js';
+import { bootstrapFileName, maxPendingCalls, type RunConfig, type IsolateReport, type SettledRun, type StartRun } from './sandbox-protocol.js';
 import { agentFileName, describeCopiedError, type ThrownDescription } from './error-codes.js';
 import { endForTooManyPendingCalls, haltReply, handleAsyncCall, handleSyncCall, replyWithError } from './host-calls.js';
 import { isIsolateIdle, type SandboxIsolate } from './sandbox-isolate.js';
@@ -165,7 +165,7 @@ export function answerWaitingCallsWithEnd(agent: AgentContext): void {
  * difference left: it comes after ~14,000 frames here instead of ~116,000. A run still waiting on
  * the host when the entry returns goes on as any other.
  */
-export async function runInAgentContext(agent: AgentContext, session: Session, { sync }: { sync: boolean }): Promise<RunResult | 'interrupted'> {
+export async function runInAgentContext(agent: AgentContext, session: Session, { sync }: { sync: boolean }): Promise<IsolateReport | 'interrupted'> {
   agent.runs += 1;
   const token = (agent.binding.token += 1);
   agent.binding.session = session;
@@ -188,7 +188,7 @@ export async function runInAgentContext(agent: AgentContext, session: Session, {
       ? await enterSynchronously(agent, session, token, configText)
       : { text: String(await agent.start.apply(undefined, [token, configText], { result: { promise: true, copy: true } })), leftover: false };
     if (entered === 'interrupted') return entered;
-    const result = JSON.parse(entered.text) as RunResult;
+    const result = JSON.parse(entered.text) as IsolateReport;
     if (agent.binding.waiting.size > 0 || entered.leftover) result.reusable = false;
     return result;
   } finally {
@@ -241,7 +241,7 @@ function isTimeout(err: unknown): boolean {
 
 function isStackOverflow(resultText: string): boolean {
   if (!resultText.includes('Maximum call stack size exceeded')) return false;
-  const result = JSON.parse(resultText) as RunResult;
+  const result = JSON.parse(resultText) as IsolateReport;
   return result.kind === 'threw' && result.thrown.name === 'RangeError' && result.thrown.message.includes('Maximum call stack size exceeded');
 }
 

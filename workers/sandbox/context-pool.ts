@@ -76,7 +76,7 @@ export interface ContextPool {
   discard(agent: AgentContext): void;
   /**
    * The run in `agent` ended while its code waited on the host (its calls are answered with the end):
-   * call the function returned with whether it then unwound clean (RunResult `reusable`) to give the
+   * call the function returned with whether it then unwound clean (IsolateReport `reusable`) to give the
    * context back or let it go. Not called within `busyAfterEndMs`, the context is let go; an isolate
    * that stays busy that long is disposed, as for `discard`.
    */

@@ -1,5 +1,5 @@
 import type { ThrownDescription } from './sandbox-protocol.js';
-import type { FailureCode, SandboxError } from './sandbox.types.js';
+import type { SandboxError } from './sandbox.types.js';
 
 export type { ThrownDescription } from './sandbox-protocol.js';
 
@@ -14,25 +14,6 @@ export class AgentTypeError extends Error {
 /** A mistake detected on the host that ends the run with errorInAgent (divergence, output or variables too large). */
 export class AgentFault extends Error {
   override name = 'AgentFault';
-}
-
-export interface Failure {
-  resultCode: FailureCode;
-  error: SandboxError;
-}
-
-const codeByKind: Record<ThrownDescription['kind'], FailureCode> = {
-  fetch: 'callFailed',
-  builtin: 'errorInAgent',
-  agent: 'errorInAgent',
-  other: 'unexpected',
-};
-
-/** DESIGN §4 result code mapping for something the agent threw. */
-export function classifyThrown(thrown: ThrownDescription): Failure {
-  const prefixed = thrown.kind !== 'fetch' && thrown.name !== '' && thrown.name !== 'Error';
-  const message = prefixed ? `${thrown.name}: ${thrown.message}` : thrown.message;
-  return { resultCode: codeByKind[thrown.kind], error: { message, ...locateInAgent(thrown.stack), ...(thrown.stack ? { stack: thrown.stack } : {}) } };
 }
 
 /** Line and column of the innermost stack frame in the agent's compiled code (1-based, as V8 prints them). */
@@ -75,10 +56,6 @@ function describeValue(value: unknown): string {
   }
 }
 
-export function failure(resultCode: FailureCode, message: string): Failure {
-  return { resultCode, error: { message } };
-}
-
 /** Longest error message a run keeps and returns, in code points, the closing `…` included (DESIGN §12). */
 export const maxErrorMessageChars = 2000;
 
@@ -93,6 +70,13 @@ export function limitError<E extends object>(ending: E): E {
   const stack = error.stack === undefined ? undefined : cutStackHeader(error.stack);
   if (message === error.message && stack === error.stack) return ending;
   return { ...ending, error: { ...error, message, ...(stack === undefined ? {} : { stack }) } };
+}
+
+/** The ending with its error's message and stack masked by `mask` (the run's secrets, shared/agent-secrets.ts). */
+export function maskError<E extends object>(ending: E, mask: (text: string) => string): E {
+  if (!('error' in ending)) return ending;
+  const error = ending.error as SandboxError;
+  return { ...ending, error: { ...error, message: mask(error.message), ...(error.stack === undefined ? {} : { stack: mask(error.stack) }) } };
 }
 
 /** `text` cut to at most `max` code points, ending with `…` when cut; surrogate pairs are never split. */

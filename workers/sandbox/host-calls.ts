@@ -1,10 +1,11 @@
 import { toStorableText } from '../../shared/storable-text.js';
 import { maxPendingCalls } from './sandbox-protocol.js';
 import { AgentFault, AgentTypeError } from './error-codes.js';
-import { FetchFailure } from './http-fetch.js';
+import { FetchFailure } from '../outbound-http/http-fetch.js';
 import { isReplaying } from './journal.js';
 import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
 import { addPart, imagePart, writeText, type OutputChange } from './output.js';
+import { errorInAgent, failCommand, hostError } from './sandbox-endings.js';
 import { emitChange, hasEnded, report, type Session } from './session.js';
 import { callFetchClose, callFetchRead, callFetchRelay } from './streamed-fetch.js';
 import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from './trace-calls.js';
@@ -33,7 +34,7 @@ const syncOps: Record<string, (session: Session, payload: Payload) => unknown> =
   log: (session, p) => logLine(session, stringField(p, 'line')),
   image: (session, p) => emitOutput(session, () => addPart(session.output, imageFromPayload(p))),
   flush: () => null,
-  fail: (session, p) => session.end({ resultCode: 'failCommand', error: { message: stringField(p, 'message') } }),
+  fail: (session, p) => session.end(failCommand(stringField(p, 'message'))),
   now: (session) => callNow(session),
   history: (session) => session.run.history,
   fetchClose: callFetchClose,
@@ -117,12 +118,7 @@ function makeQueued(session: Session, op: string, handler: (session: Session, pa
 export function replyWithError(session: Session, err: unknown): string {
   if (err instanceof AgentTypeError) return errorReply({ kind: 'type', message: err.message });
   if (err instanceof FetchFailure) return errorReply({ kind: 'fetch', message: err.message });
-  if (err instanceof AgentFault) {
-    session.end({ resultCode: 'errorInAgent', error: { message: err.message } });
-  } else {
-    const message = err instanceof Error ? err.message : String(err);
-    session.end({ resultCode: 'unexpected', error: { message: `sandbox host error: ${message}` } });
-  }
+  session.end(err instanceof AgentFault ? errorInAgent(err) : hostError(err));
   return haltReply();
 }
 

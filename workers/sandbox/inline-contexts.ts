@@ -1,4 +1,3 @@
-import type { Ending } from './session.js';
 import { loadAgentContext, type AgentContext } from './agent-context.js';
 import type { ContextPool } from './context-pool.js';
 import { turnToLoad } from './load-turns.js';
@@ -9,18 +8,18 @@ import type { InlineEntry } from './sandbox.types.js';
 const inlineWaitMs = 250;
 
 /**
- * A context for an inline run (SandboxRun `inline`). Inline runs are over before the next one starts,
+ * A context for an inline run (run-sandbox.ts runSandboxInline). Inline runs are over before the next one starts,
  * so one warm context per caller and agent serves them all: a run that finds none while one is loaded
  * or used for its key waits for it (up to inlineWaitMs, then 'busy'); one that finds none at all has
  * one loaded (`load`), if its caller lets it. The successor of a context about to retire is loaded
  * before it does, or the runs meanwhile would have none. 'stopped' when the run ended while it waited.
  */
-export async function inlineContext(
+export async function inlineContext<Loaded>(
   pool: ContextPool,
   key: TenancyKey,
   inline: InlineEntry,
-  { load, stopped }: { load(): Promise<{ agent: AgentContext } | { ending: Ending }>; stopped(): boolean },
-): Promise<{ agent: AgentContext } | { ending: Ending } | 'busy' | 'stopped'> {
+  { load, stopped }: { load(): Promise<Loaded>; stopped(): boolean },
+): Promise<{ agent: AgentContext } | Loaded | 'busy' | 'stopped'> {
   const deadline = Date.now() + inlineWaitMs;
   for (let warm = takeEnterable(pool, key); ; warm = takeEnterable(pool, key)) {
     if (warm) {

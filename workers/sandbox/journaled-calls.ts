@@ -1,11 +1,11 @@
 import { normaliseAskSpec } from './ask-spec.js';
 import { AgentTypeError } from './error-codes.js';
-import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
-import { fetchPoolKey } from './fetch-agents.js';
-import { FetchFailure, httpFetch, refuseUnsendable, type FetchRequest } from './http-fetch.js';
+import { releaseFetchSlot, takeFetchSlot } from '../outbound-http/fetch-slots.js';
+import { fetchPoolKey } from '../outbound-http/fetch-agents.js';
+import { FetchFailure, httpFetch, refuseUnsendable, type FetchRequest, type FetchResult } from '../outbound-http/http-fetch.js';
 import { chargeJournal, recordEntry, ReplayDivergedError, sameJson, snapshotJournal, takeReplayed, type EntryOf } from './journal.js';
 import type { Answers } from '../../shared/api.js';
-import type { FetchResult } from './sandbox.types.js';
+import { asked } from './sandbox-endings.js';
 import type { Session } from './session.js';
 import { callFetchStream, type StreamHead } from './streamed-fetch.js';
 import { readVariables } from './variables.js';
@@ -90,7 +90,7 @@ export async function callAsk(session: Session, payload: Record<string, unknown>
   }
   recordEntry(session.journal, { op: 'ask', ask: askInput });
   const { vars, conv } = readVariables(payload.vars, payload.conv);
-  session.end({ resultCode: 'ask', vars, conv, askInput, journal: snapshotJournal(session.journal) });
+  session.end(asked({ vars, conv, askInput, journal: snapshotJournal(session.journal) }));
   return null;
 }
 

@@ -1,19 +1,19 @@
 import { answerWaitingCallsWithEnd, canEnterSynchronously, loadAgentContext, runInAgentContext, syncEntryMs, waitsOnHost, type AgentContext } from './agent-context.js';
-import type { RunResult } from './sandbox-protocol.js';
-import { parseAllowList } from './destination-guard.js';
-import { closeFetchSlots, createFetchSlots } from './fetch-slots.js';
-import { createFetchStreams } from './streamed-fetch.js';
-import { AgentFault, classifyThrown, describeCopiedError, failure, limitError } from './error-codes.js';
+import type { IsolateReport } from './sandbox-protocol.js';
+import { parseAllowList } from '../outbound-http/destination-guard.js';
+import { closeFetchSlots, createFetchSlots } from '../outbound-http/fetch-slots.js';
+import { createFetchStreams } from './fetch-streams.js';
+import { AgentFault, limitError, maskError } from './error-codes.js';
 import { createContextPool, type ContextPool } from './context-pool.js';
 import { assertReplayFinished, createJournal } from './journal.js';
 import { createOutput } from './output.js';
-import type { InlineDecline, InlineEntry, SandboxOutcome, SandboxRun } from './sandbox.types.js';
-import { maskableValues, maskSecrets } from '../../shared/agent-secrets.js';
+import type { InlineDecline, InlineDeclined, InlineEntry, SandboxRun } from './sandbox.types.js';
+import { secretMasker } from '../../shared/agent-secrets.js';
 import { makeQueuedOutput } from './host-calls.js';
-import { hasEnded, type Ending, type Session } from './session.js';
+import { hasEnded, type Session } from './session.js';
 import { readVariables } from './variables.js';
-import { stopOf } from './run-stop.js';
-import { createSandboxIsolate, disposalReason, isDisposed, isIsolateIdle, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
+import { endingForCrash, endingForThrown, errorInAgent, returned, stopped, timedOut, type SandboxEnding, type WithoutOutput } from './sandbox-endings.js';
+import { createSandboxIsolate, isDisposed, isIsolateIdle, tenancyKeyOf, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 import { inlineContext } from './inline-contexts.js';
 import { turnToLoad } from './load-turns.js';
 import { watchRun } from './run-watch.js';
@@ -22,7 +22,7 @@ import { watchRun } from './run-watch.js';
 interface Held {
   sandbox?: SandboxIsolate;
   agent?: AgentContext;
-  /** The isolate said the run left nothing behind (RunResult `reusable`). */
+  /** The isolate said the run left nothing behind (IsolateReport `reusable`). */
   reusable?: boolean;
   /** The run's code is under way in `agent`: its result is not back yet. */
   running?: boolean;
@@ -37,7 +37,7 @@ const processPool = createContextPool();
 
 /**
  * Runs one agent in a sandbox context of its own (DESIGN §5) and reports how it ended. Never throws: every
- * way a run can end is an outcome. The run ends at the first of: the agent returns or throws,
+ * way a run can end is an ending (sandbox-endings.ts). The run ends at the first of: the agent returns or throws,
  * sys.fail, a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal`
  * (stopped, or mustLogin when the caller's session ended). The run's context comes warm from `pool`
  * when an earlier run of the same agent for the same caller left it clean. It goes back once the
@@ -47,13 +47,29 @@ const processPool = createContextPool();
  * the context is released, its isolate disposed unless other runs of the caller still use it
  * (context-pool.ts stops those too if the ended run left it busy).
  */
-export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Promise<SandboxOutcome> {
+export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Promise<SandboxEnding> {
+  // With no inline entry, no run is declined.
+  return startRun(run, undefined, pool) as Promise<SandboxEnding>;
+}
+
+/**
+ * Runs an inline run (the web process's short runs, workers/inline-runs.ts): entered synchronously on
+ * this thread whenever its isolate is idle, a warm context or not, and never started over on the pool.
+ * A run that cannot be entered so now, or is still computing when the entry gives the thread back, is
+ * declined (InlineDeclined, saying why), with nothing of it sent.
+ */
+export function runSandboxInline(run: SandboxRun, inline: InlineEntry, pool: ContextPool = processPool): Promise<SandboxEnding | InlineDeclined> {
+  return startRun(run, inline, pool);
+}
+
+function startRun(run: SandboxRun, inline: InlineEntry | undefined, pool: ContextPool): Promise<SandboxEnding | InlineDeclined> {
   const held: Held = {};
   let timer: NodeJS.Timeout | undefined;
-  return new Promise<SandboxOutcome>((resolve) => {
-    const onStop = () => session.end({ ...stopOf(run.signal) });
+  return new Promise<SandboxEnding | InlineDeclined>((resolve) => {
+    const onStop = () => session.end(stopped(run.signal));
     const session: Session = {
       run,
+      inline,
       journal: createJournal(run.journal),
       output: createOutput(),
       allow: parseAllowList(run.httpAllow),
@@ -62,7 +78,7 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
       timers: new Set(),
       fetchSlots: createFetchSlots(),
       fetchStreams: createFetchStreams(),
-      mask: maskerOf(run.secrets),
+      mask: secretMasker(run.secrets),
       end: (ending) => {
         if (session.ended) return;
         session.ended = true;
@@ -72,30 +88,35 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
         releaseSandbox(pool, session, held);
         for (const sleeping of session.timers) clearTimeout(sleeping);
         closeFetchSlots(session.fetchSlots);
-        resolve({ ...limitError(ending), output: session.output.parts } as SandboxOutcome);
+        resolve('declined' in ending ? ending : ({ ...limitError(maskError(ending, session.mask)), output: session.output.parts } as SandboxEnding));
       },
     };
-    timer = setTimeout(() => session.end(timedOut(run)), run.maxRuntimeMs);
+    timer = setTimeout(() => session.end(timedOut(run.maxRuntimeMs)), run.maxRuntimeMs);
     run.signal?.addEventListener('abort', onStop, { once: true });
     if (run.signal?.aborted) onStop();
-    executeAgent(pool, session, held).then(session.end, (err: unknown) => session.end(endingForCrash(held.sandbox, err)));
+    executeAgent(pool, session, held).then(
+      (ending) => {
+        if (ending) session.end(ending);
+      },
+      (err: unknown) => session.end(endingForCrash(held.sandbox, err)),
+    );
   });
 }
 
-// The ending returned once the run has already ended (by stop or deadline); session.end ignores it.
-const alreadyEnded: Ending = failure('stopped', 'the run was stopped');
+/** How the run's code ended (or was declined), or undefined when the run had ended already (stopped, or its deadline). */
+type Settled = WithoutOutput<SandboxEnding> | InlineDeclined | undefined;
 
-async function executeAgent(pool: ContextPool, session: Session, held: Held): Promise<Ending> {
+async function executeAgent(pool: ContextPool, session: Session, held: Held): Promise<Settled> {
   // Stopped before the start: take nothing from the pool.
-  if (hasEnded(session)) return alreadyEnded;
+  if (hasEnded(session)) return undefined;
   const key = tenancyKeyOf(session.run);
-  const { inline } = session.run;
+  const { inline } = session;
   if (inline) {
     // An inline run outlasted its entry a moment ago: this thread takes no more for a while (below).
-    if (!pool.syncEntryOpen()) return declineInline(inline, 'busy');
+    if (!pool.syncEntryOpen()) return declineInline('busy');
     const context = await inlineContext(pool, key, inline, { load: () => loadContext(pool, session, held, key), stopped: () => hasEnded(session) });
-    if (context === 'busy') return declineInline(inline, 'busy');
-    if (context === 'stopped') return alreadyEnded;
+    if (context === 'busy') return declineInline('busy');
+    if (context === 'stopped') return undefined;
     return 'ending' in context ? context.ending : runInline(pool, session, held, context.agent, inline);
   }
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
@@ -120,11 +141,11 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
   return retried;
 }
 
-/** An inline run (SandboxRun `inline`): entered synchronously or not at all, never started over. */
-async function runInline(pool: ContextPool, session: Session, held: Held, agent: AgentContext, inline: InlineEntry): Promise<Ending> {
+/** An inline run (runSandboxInline): entered synchronously or not at all, never started over. */
+async function runInline(pool: ContextPool, session: Session, held: Held, agent: AgentContext, inline: InlineEntry): Promise<Settled> {
   if (!isIsolateIdle(agent.sandbox) || !pool.syncEntryOpen()) {
     pool.give(agent);
-    return declineInline(inline, 'busy');
+    return declineInline('busy');
   }
   const warm = agent.runs > 0;
   const cpuBefore = agent.sandbox.isolate.cpuTime;
@@ -139,46 +160,46 @@ async function runInline(pool: ContextPool, session: Session, held: Held, agent:
   // Interrupted with little of its time on the CPU: the thread was preempted (a busy machine), not the agent's doing.
   pool.discard(agent);
   held.agent = undefined;
-  if (cpuMs < syncEntryMs / 2) return declineInline(inline, 'busy');
+  if (cpuMs < syncEntryMs / 2) return declineInline('busy');
   // The agent held this thread ~syncEntryMs, and its context costs a load and a disposal: a burst of
   // such agents (each new to the admission, so each tried once) added up past 100 ms of a web
   // process's thread. As in a worker, no run is entered synchronously for a while after one.
   pool.pauseSyncEntry();
-  return declineInline(inline, 'long');
+  return declineInline('long');
 }
 
-function declineInline(inline: InlineEntry, why: InlineDecline): Ending {
-  inline.declined(why);
-  return failure('stopped', why === 'busy' ? 'the run could not be entered synchronously' : 'the run outlasted its synchronous entry');
+/** The inline run is not run here (nothing of it was sent): its caller is told why, and runs it elsewhere. */
+function declineInline(why: InlineDecline): InlineDeclined {
+  return { declined: why };
 }
 
 /** A context loaded for the run (cold starts take turns), or how the run ended meanwhile. */
-async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Ending }> {
+async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Settled }> {
   await turnToLoad();
-  if (hasEnded(session)) return { ending: alreadyEnded };
+  if (hasEnded(session)) return { ending: undefined };
   // An inline run's context gets an isolate of its own: its runs are entered synchronously, never while another context loads there.
-  held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone: session.run.inline !== undefined });
+  held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone: session.inline !== undefined });
   const loaded = await loadAgentContext(held.sandbox);
   if (!loaded.ok) {
     pool.vacate(held.sandbox);
-    return { ending: classifyThrown(loaded.thrown) };
+    return { ending: endingForThrown(loaded.thrown) };
   }
   return { agent: loaded.agent };
 }
 
 /** Runs the agent in `agent` (held from now on); its ending, or 'interrupted' (runInAgentContext). */
-async function runInContext(pool: ContextPool, session: Session, held: Held, agent: AgentContext, sync: boolean): Promise<Ending | 'interrupted'> {
+async function runInContext(pool: ContextPool, session: Session, held: Held, agent: AgentContext, sync: boolean): Promise<Settled | 'interrupted'> {
   held.sandbox = agent.sandbox;
   held.agent = agent;
   // Ended while its context loaded: no code of the run went in, and the context is as it was loaded.
   if (hasEnded(session)) {
     held.reusable = true;
     releaseSandbox(pool, session, held);
-    return alreadyEnded;
+    return undefined;
   }
   held.running = true;
   held.unwatch = watchRun(session, agent);
-  let result: RunResult | 'interrupted';
+  let result: IsolateReport | 'interrupted';
   try {
     result = await runInAgentContext(agent, session, { sync });
   } catch (err) {
@@ -215,44 +236,20 @@ function releaseSandbox(pool: ContextPool, session: Session, held: Held): void {
   }
 }
 
-function endingFromResult(session: Session, held: Held, result: RunResult): Ending {
+function endingFromResult(session: Session, held: Held, result: IsolateReport): WithoutOutput<SandboxEnding> {
   held.reusable = result.reusable;
   try {
     makeQueuedOutput(session, result.outbox);
   } catch (err) {
-    if (err instanceof AgentFault) return failure('errorInAgent', err.message);
+    if (err instanceof AgentFault) return errorInAgent(err);
     throw err;
   }
-  if (result.kind === 'threw') return classifyThrown(result.thrown);
+  if (result.kind === 'threw') return endingForThrown(result.thrown);
   try {
     assertReplayFinished(session.journal);
-    const variables = readVariables(result.vars, result.conv);
-    return { resultCode: 'success', ...variables };
+    return returned(readVariables(result.vars, result.conv));
   } catch (err) {
-    if (err instanceof AgentFault) return failure('errorInAgent', err.message);
+    if (err instanceof AgentFault) return errorInAgent(err);
     throw err;
   }
-}
-
-/**
- * The call into the isolate failed. If we did not end the run, a disposed isolate means V8 hit the
- * memory limit (isolated-vm disposes it then), or the pool stopped an isolate a run left busy.
- */
-function endingForCrash(sandbox: SandboxIsolate | undefined, err: unknown): Ending {
-  if (sandbox?.isolate.isDisposed) return failure('errorInAgent', disposalReason(sandbox));
-  // A promise the agent left rejected with a built-in error (writing to a frozen built-in, say)
-  // surfaces here once its run has returned: still the agent's mistake.
-  const thrown = describeCopiedError(err);
-  if (thrown.kind === 'builtin') return classifyThrown(thrown);
-  const message = err instanceof Error ? err.message : String(err);
-  return failure('unexpected', `sandbox error: ${message}`);
-}
-
-function timedOut(run: SandboxRun): Ending {
-  return failure('timedOut', `the agent ran longer than ${run.maxRuntimeMs} ms`);
-}
-
-function maskerOf(secrets: SandboxRun['secrets']): (text: string) => string {
-  const values = secrets ? maskableValues(secrets) : [];
-  return values.length ? (text) => maskSecrets(text, values) : (text) => text;
 }

@@ -1,7 +1,7 @@
 import { waitsOnHost, type AgentContext } from './agent-context.js';
-import { failure, type Failure } from './error-codes.js';
 import { lowerNewThreads } from './isolate-threads.js';
-import { disposalReason, type SandboxIsolate } from './sandbox-isolate.js';
+import type { SandboxIsolate } from './sandbox-isolate.js';
+import { isolateLost, leftRunning, outOfCpuTime, type Failed } from './sandbox-endings.js';
 import { hasEnded, type Session } from './session.js';
 
 /** AGENT_CPU_MS when a run does not say (DESIGN §12). */
@@ -56,15 +56,15 @@ function look(): void {
   const now = Date.now();
   for (const [sandbox, runs] of byIsolate()) {
     if (sandbox.lost) {
-      for (const run of runs) endRun(run, failure('errorInAgent', disposalReason(sandbox)));
+      for (const run of runs) endRun(run, isolateLost(sandbox));
       continue;
     }
     chargeCpu(sandbox, runs);
     for (const run of runs) {
       const limit = run.session.run.cpuMs ?? defaultCpuMs;
-      if (run.cpuMs > limit) endRun(run, failure('timedOut', `the agent used more than ${limit} ms of CPU time (AGENT_CPU_MS)`));
+      if (run.cpuMs > limit) endRun(run, outOfCpuTime(limit));
       else if (run.session.returnedAt !== undefined && now - run.session.returnedAt > stuckAfterReturnMs) {
-        endRun(run, failure('timedOut', `the agent returned, but code it left running (a loop of promise callbacks) was still running ${stuckAfterReturnMs} ms later`));
+        endRun(run, leftRunning(stuckAfterReturnMs));
       }
     }
   }
@@ -106,7 +106,7 @@ function cpuTimeOf(sandbox: SandboxIsolate): bigint | undefined {
   }
 }
 
-function endRun(run: Watched, ending: Failure): void {
+function endRun(run: Watched, ending: Failed): void {
   watched.delete(run);
   if (!hasEnded(run.session)) run.session.end(ending);
 }

@@ -30,11 +30,12 @@ export interface RunConfig {
 }
 
 /**
- * How a run ended inside the isolate (the JSON `start` resolves to). `reusable`: nothing of the run
+ * What the isolate reports of a run once its code is over (the JSON `start` resolves to): the agent
+ * returned or threw; sandbox-endings.ts makes the run's ending of it. `reusable`: nothing of the run
  * is left pending, so no code of it can run again once the isolate has answered; however it ended,
  * its context is then as clean as before it.
  */
-export type RunResult = ({ kind: 'returned'; vars: string; conv: string } | { kind: 'threw'; thrown: ThrownDescription }) & {
+export type IsolateReport = ({ kind: 'returned'; vars: string; conv: string } | { kind: 'threw'; thrown: ThrownDescription }) & {
   reusable: boolean;
   /** Output the run queued and no host call carried (JSON, "" when none): made before the result is read. */
   outbox: string;
@@ -55,16 +56,16 @@ export interface ThrownDescription {
 
 /**
  * What the bootstrap closure returns: starts one run from its RunConfig JSON and resolves to its
- * RunResult JSON (called with `apply`, on a thread of isolated-vm's pool). A run entered synchronously
+ * IsolateReport JSON (called with `apply`, on a thread of isolated-vm's pool). A run entered synchronously
  * (`applySync`, on the host's own thread: agent-context.ts) takes three calls instead: `begin` starts
- * it; `settled`, once the isolate's microtasks have drained, tells whether it is over (its RunResult
+ * it; `settled`, once the isolate's microtasks have drained, tells whether it is over (its IsolateReport
  * JSON, and whether it left async host calls pending) or still waiting on the host; `finish` resolves
- * to the RunResult JSON of one still waiting. `reply` answers an async host call instead: its number
+ * to the IsolateReport JSON of one still waiting. `reply` answers an async host call instead: its number
  * in place of the token, the reply JSON in place of the config (bootstrap/host.ts `callAsync`).
  */
 export type StartRun = (token: number, config: string, step?: 'begin' | 'settled' | 'finish' | 'reply') => Promise<string> | '' | SettledRun | undefined;
 
-/** `text`: the RunResult JSON of a run that is over, "" for one still waiting; `leftover`: async host calls it left pending. */
+/** `text`: the IsolateReport JSON of a run that is over, "" for one still waiting; `leftover`: async host calls it left pending. */
 export interface SettledRun {
   text: string;
   leftover: boolean;

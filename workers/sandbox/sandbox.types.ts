@@ -1,12 +1,6 @@
 import type { TracedCall } from '../../shared/trace.js';
+import type { FetchResult } from '../outbound-http/http-fetch.js';
 import type { AskInput, Answers, HistoryEntry, JsonObject, OutputPart, PrincipalKind, Role } from '../../shared/api.js';
-
-/** What sys.fetch returned, as recorded for replay. */
-export interface FetchResult {
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-}
 
 /**
  * One non-deterministic call made by a run, in call order. On resume the journal is replayed:
@@ -28,7 +22,6 @@ export type JournalEntry =
     }
   | { op: 'ask'; ask: AskInput; answers?: Answers };
 
-export type FailureCode = 'failCommand' | 'callFailed' | 'errorInAgent' | 'unexpected' | 'timedOut' | 'stopped' | 'mustLogin';
 
 export interface SandboxError {
   message: string;
@@ -90,21 +83,14 @@ export interface SandboxRun {
   hold?: PromiseLike<unknown>;
   /** Told each time the run makes an async sys call: it waits on the host from then (workers/runs/start-gate.ts). */
   onWait?: () => void;
-  /**
-   * Run only if it can be over within one synchronous entry (the web process's short runs,
-   * workers/inline-runs.ts): entered on this thread whenever its isolate is idle, a warm context or
-   * not, and never started over on the pool. A run that cannot be entered so now, or is still
-   * computing when the entry gives the thread back, ends `stopped` with nothing of it sent, after
-   * InlineEntry.declined was told why.
-   */
-  inline?: InlineEntry;
-  /** Aborting it ends the run at once: `mustLogin` when its reason is run-stop's sessionEnded, else `stopped`. */
+  /** Aborting it ends the run at once: `mustLogin` when its reason is sandbox-endings.ts's sessionEnded, else `stopped`. */
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */
   httpAllow: string[];
   /**
    * The agent name's secrets (DESIGN §13), its `sys.secrets`. What the run records of its requests
-   * (the journal's URLs and errors) has their values masked.
+   * (the journal's URLs and errors) and the error it ends with have their values masked
+   * (shared/agent-secrets.ts `secretMasker`).
    */
   secrets?: Readonly<Record<string, string>>;
   /** Called for each part made after replay, as it is made (streaming). */
@@ -119,27 +105,21 @@ export interface SandboxRun {
   onTrace?: (event: SandboxTrace) => number | undefined;
 }
 
-export type SandboxOutcome =
-  | { resultCode: 'success'; output: OutputPart[]; vars: JsonObject; conv: JsonObject }
-  | {
-      resultCode: 'ask';
-      output: OutputPart[];
-      vars: JsonObject;
-      conv: JsonObject;
-      askInput: AskInput;
-      /** The journal to store with the pause: every entry up to and including this ask (no answers). */
-      journal: JournalEntry[];
-    }
-  | { resultCode: FailureCode; output: OutputPart[]; error: SandboxError };
-
 /** Why an inline run was not run to its end: its isolate was busy or it needed a context it may not load now ('busy'), or it computed past its synchronous entry ('long'). */
 export type InlineDecline = 'busy' | 'long';
 
-/** What the sandbox asks of an inline run's caller (SandboxRun `inline`). */
+/**
+ * An inline run the sandbox did not run to its end (run-sandbox.ts runSandboxInline), and why: nothing
+ * of it was sent. Not an ending: its call runs elsewhere.
+ */
+export interface InlineDeclined {
+  declined: InlineDecline;
+}
+
+/** What the sandbox asks of an inline run's caller (run-sandbox.ts runSandboxInline). */
 export interface InlineEntry {
   /** With no warm context for the run: whether one may be loaded for it now. */
   mayLoad(): boolean;
-  declined(why: InlineDecline): void;
   /**
    * The run was over within its entry, into a context that had run before: the isolate's CPU time
    * the entry took (ms). A context's first entry compiles the agent's code and is not counted.

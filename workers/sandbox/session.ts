@@ -1,16 +1,16 @@
 import type { OutputChange, Output } from './output.js';
-import type { AllowRule } from './destination-guard.js';
-import type { FetchSlots } from './fetch-slots.js';
-import type { FetchStreams } from './streamed-fetch.js';
+import type { AllowRule } from '../outbound-http/destination-guard.js';
+import type { FetchSlots } from '../outbound-http/fetch-slots.js';
+import type { FetchStreams } from './fetch-streams.js';
 import type { Journal } from './journal.js';
-import type { SandboxOutcome, SandboxRun } from './sandbox.types.js';
-
-/** An outcome without its output (the session adds the parts collected so far). */
-export type Ending = SandboxOutcome extends infer O ? (O extends SandboxOutcome ? Omit<O, 'output'> : never) : never;
+import type { SandboxEnding, WithoutOutput } from './sandbox-endings.js';
+import type { InlineDeclined, InlineEntry, SandboxRun } from './sandbox.types.js';
 
 /** The host side of one run: what the sys calls from the isolate read and change. */
 export interface Session {
   run: SandboxRun;
+  /** An inline run's entry (run-sandbox.ts runSandboxInline). */
+  inline?: InlineEntry;
   journal: Journal;
   output: Output;
   allow: readonly AllowRule[];
@@ -34,10 +34,11 @@ export interface Session {
   /** When the agent returned or threw (epoch ms), as the isolate said; its result follows once its code is over (run-watch.ts). */
   returnedAt?: number;
   /**
-   * Ends the run; the first ending wins. Its context goes back to the pool of warm ones once the run's
-   * code is over with nothing left pending (run-sandbox.ts); otherwise it is released.
+   * Ends the run with an ending of sandbox-endings.ts (or an inline run declined); the first ending
+   * wins, and the output made so far is added to it. Its context goes back to the pool of warm ones
+   * once the run's code is over with nothing left pending (run-sandbox.ts); otherwise it is released.
    */
-  end: (ending: Ending) => void;
+  end: (ending: WithoutOutput<SandboxEnding> | InlineDeclined) => void;
 }
 
 /** The agent of the session's run returned (or threw); its result follows once its code is over. */

@@ -1,9 +1,9 @@
-import { createEventStreamParser, type EventStreamParser, type ServerSentEvent } from '../../clients/typescript/src/server-sent-events.js';
+import { createEventStreamParser, type ServerSentEvent } from '../../shared/server-sent-events.js';
 import { AgentTypeError } from './error-codes.js';
-import { fetchPoolKey } from './fetch-agents.js';
-import { releaseFetchSlot, takeFetchSlot } from './fetch-slots.js';
-import type { FetchBodyStream } from './fetch-body-stream.js';
-import { FetchFailure, fetchFailure, httpFetchStream, refuseUnsendable, type FetchRequest } from './http-fetch.js';
+import { fetchPoolKey } from '../outbound-http/fetch-agents.js';
+import { releaseFetchSlot, takeFetchSlot } from '../outbound-http/fetch-slots.js';
+import { FetchFailure, fetchFailure, httpFetchStream, refuseUnsendable, type FetchRequest } from '../outbound-http/http-fetch.js';
+import type { OpenFetchStream } from './fetch-streams.js';
 import { chargeJournal, recordEntry, takeReplayed, type EntryOf } from './journal.js';
 import { hasEnded, type Session } from './session.js';
 
@@ -25,29 +25,6 @@ import { hasEnded, type Session } from './session.js';
  * closed; the run's end aborts the slot, which closes the connection at once.
  */
 
-type FetchEntry = EntryOf<'fetch'>;
-
-export interface OpenFetchStream {
-  entry: FetchEntry & { stream: NonNullable<FetchEntry['stream']> };
-  request: FetchRequest;
-  /** Chunks of the entry handed to the agent so far. */
-  read: number;
-  /** The connection while it is open; null when replaying or once it has ended. */
-  live: { body: FetchBodyStream; release: () => void } | null;
-  /** The parser of the agent's current `events()`; each `events()` starts one of its own (`restart`). */
-  events: EventStreamParser | null;
-}
-
-/** The run's open streams, by the number the agent's response holds. */
-export interface FetchStreams {
-  next: number;
-  open: Map<number, OpenFetchStream>;
-}
-
-export function createFetchStreams(): FetchStreams {
-  return { next: 1, open: new Map() };
-}
-
 export interface StreamHead {
   status: number;
   headers: Record<string, string>;
@@ -57,7 +34,7 @@ export interface StreamHead {
 export async function callFetchStream(session: Session, request: FetchRequest, timeoutMs: number): Promise<StreamHead> {
   // The journal records the URL with the run's secrets masked, and compares it so.
   const url = session.mask(request.url);
-  const differs = (e: FetchEntry) =>
+  const differs = (e: EntryOf<'fetch'>) =>
     e.method === request.method && e.url === url && e.stream !== undefined
       ? null
       : `recorded ${e.method} ${e.url}${e.stream ? ' (streamed)' : ''}, now ${request.method} ${url} (streamed)`;

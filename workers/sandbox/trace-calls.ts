@@ -1,8 +1,10 @@
+import { maskedValue } from '../../shared/agent-secrets.js';
 import { tracedCalls, type TracedCall } from '../../shared/trace.js';
 import type { Answers, AskInput } from '../../shared/api.js';
 import { normaliseAskSpec } from './ask-spec.js';
 import { isReplaying } from './journal.js';
-import type { CodeSite, FetchResult, SandboxTrace } from './sandbox.types.js';
+import type { FetchResult } from '../outbound-http/http-fetch.js';
+import type { CodeSite, SandboxTrace } from './sandbox.types.js';
 import { hasEnded, type Session } from './session.js';
 
 /**
@@ -12,9 +14,6 @@ import { hasEnded, type Session } from './session.js';
  */
 
 type Payload = Record<string, unknown>;
-
-/** Placeholder for a password answer and for credential headers. */
-export const maskedValue = '********';
 
 const credentialHeaders = /^(authorization|proxy-authorization|cookie|x-api-key)$/i;
 

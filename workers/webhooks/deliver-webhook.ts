@@ -2,9 +2,9 @@ import { signWebhook } from '../../shared/webhook-signature.js';
 import type { SecretBox } from '../../shared/secret-box.js';
 import type { Db } from '../../db/database.js';
 import { findPendingDelivery, recordAttempt, type PendingDelivery } from '../../db/webhooks.repository.js';
-import type { AllowRule } from '../sandbox/destination-guard.js';
+import type { AllowRule } from '../outbound-http/destination-guard.js';
 import type { AccountSlots } from './account-slots.js';
-import { httpFetch } from '../sandbox/http-fetch.js';
+import { httpFetch } from '../outbound-http/http-fetch.js';
 
 /** A receiver has this long to answer. */
 export const deliveryTimeoutMs = 10_000;

@@ -4,7 +4,7 @@ import { webhookJobId, webhookQueueName, type WebhookJobData } from '../../share
 import type { Runtime } from '../../db/runtime.js';
 import { findStalledDeliveries, markDeliveryFailed } from '../../db/webhooks.repository.js';
 import { keepJobScheduler } from '../keep-job-scheduler.js';
-import { parseAllowList } from '../sandbox/destination-guard.js';
+import { parseAllowList } from '../outbound-http/destination-guard.js';
 import { createAccountSlots } from './account-slots.js';
 import { deliverWebhook, deliveryAttempts, retryDelaysMs, type WebhookDeliveryDeps } from './deliver-webhook.js';
 

@@ -11,6 +11,6 @@ export {
   UnavailableError,
   type ErrorBody,
 } from './errors.js';
-export { createEventStreamParser, type EventStreamParser, type ServerSentEvent } from './server-sent-events.js';
+export { createEventStreamParser, type EventStreamParser, type ServerSentEvent } from '../../../shared/server-sent-events.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from './webhooks.js';
 export type * from './types.js';

@@ -1,6 +1,6 @@
 import { AgentexecError, errorOfEvent, networkError, type ErrorBody } from './errors.js';
 import { backoff, describe, postForResponse, type Transport } from './http.js';
-import { createEventStreamParser, type ServerSentEvent } from './server-sent-events.js';
+import { createEventStreamParser, type ServerSentEvent } from '../../../shared/server-sent-events.js';
 import type { RunEvent } from './types.js';
 
 export interface StreamRequest {

@@ -19,7 +19,7 @@ import { jsonText, makeSys } from './sys.js';
 /** The agent's compiled module, run afresh (agent-context.ts `wrapAsFactory`). */
 type AgentModuleFactory = () => { default?: unknown } | null | undefined;
 
-type AgentEnding = { kind: 'returned'; vars: string; conv: string } | { kind: 'threw'; thrown: ThrownDescription };
+type AgentReturn = { kind: 'returned'; vars: string; conv: string } | { kind: 'threw'; thrown: ThrownDescription };
 
 const noDefaultExport: ThrownDescription = {
   kind: 'agent',
@@ -54,7 +54,7 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
     seedRandom(config.randomSeed);
     // RegExp.$1 and friends are context-wide; clear what the previous run matched.
     apply(regExpExec, emptyPattern, ['']);
-    let ending: AgentEnding;
+    let ending: AgentReturn;
     try {
       ending = await runAgent(loadAgentModule, makeSys(run, config));
     } catch (err) {
@@ -92,7 +92,7 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
 }
 
 // A fresh agent module per run: its top-level state starts over like in a fresh isolate.
-async function runAgent(loadAgentModule: AgentModuleFactory, sys: { vars: unknown; conv: unknown }): Promise<AgentEnding> {
+async function runAgent(loadAgentModule: AgentModuleFactory, sys: { vars: unknown; conv: unknown }): Promise<AgentReturn> {
   const agentModule = loadAgentModule();
   const main = agentModule === null || agentModule === undefined ? undefined : agentModule.default;
   if (typeof main !== 'function') return { kind: 'threw', thrown: noDefaultExport };

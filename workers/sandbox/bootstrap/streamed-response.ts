@@ -1,4 +1,4 @@
-import type { ServerSentEvent } from '../../../clients/typescript/src/server-sent-events.js';
+import type { ServerSentEvent } from '../../../shared/server-sent-events.js';
 import { callAsync, callSync, type Run } from './host.js';
 import { parseJson } from './intrinsics.js';
 

@@ -45,7 +45,7 @@ export function jsonText(value: unknown, what: string): string {
     const path = tooDeep(value, maxJsonDepth);
     if (path === undefined) throw err;
     const refusal = new RealTypeError(what + ' is nested deeper than ' + maxJsonDepth + ' levels (at ' + [what, ...path].join('.') + '…)');
-    // Named '' so the message stands alone (error-codes.ts classifyThrown), word for word the host's.
+    // Named '' so the message stands alone (sandbox-endings.ts endingForThrown), word for word the host's.
     refusal.name = '';
     throw refusal;
   }

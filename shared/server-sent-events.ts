@@ -2,8 +2,9 @@
  * An incremental parser of server-sent events, as the HTML standard's "event stream interpretation"
  * reads them: text is pushed in chunks split anywhere (a line, a CRLF, a field), each blank line
  * dispatches the event gathered so far, comment lines (`:`) are ignored, and an event without data is
- * not dispatched. The project's one parser of event streams: the client reads the API's streams with
- * it, and the worker parses an agent's `events()` with it (sys.fetch with `stream: true`,
+ * not dispatched. The project's one parser of event streams: the TypeScript client reads the API's
+ * streams with it (and so does the web app, through the client; the client's package compiles this
+ * file in), and the worker parses an agent's `events()` with it (sys.fetch with `stream: true`,
  * workers/sandbox/streamed-fetch.ts). It stays pure (no platform API): the client runs in browsers.
  */
 

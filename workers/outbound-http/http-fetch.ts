@@ -6,10 +6,16 @@ import type { Duplex } from 'node:stream';
 import { isDestinationAllowed, parseIp, type AllowRule } from './destination-guard.js';
 import { fetchAgent } from './fetch-agents.js';
 import { readBodyStream, type FetchBodyStream } from './fetch-body-stream.js';
-import type { FetchResult } from './sandbox.types.js';
 
 /** Largest response body sys.fetch reads. */
 export const maxResponseBytes = 5 * 1024 * 1024;
+
+/** A whole response, as sys.fetch returns it (and the journal records it for replay). */
+export interface FetchResult {
+  status: number;
+  headers: Record<string, string>;
+  text: string;
+}
 
 export interface FetchRequest {
   url: string;

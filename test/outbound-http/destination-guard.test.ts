@@ -5,7 +5,7 @@ import {
   parseAllowEntry,
   parseAllowList,
   parseIp,
-} from '../../workers/sandbox/destination-guard.js';
+} from '../../workers/outbound-http/destination-guard.js';
 
 function allowed(entries: string[], hostname: string, address = hostname, port = 443): boolean {
   return isDestinationAllowed(parseAllowList(entries), { hostname, port, address });
