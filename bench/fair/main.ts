@@ -82,7 +82,7 @@ async function main(): Promise<void> {
       return;
     }
     log('B alone');
-    const bAlone = await everySecond(10, () => callB(clientB, convid));
+    const bAlone = await everySecond(20, () => callB(clientB, convid));
 
     log('A floods while B calls and C submits');
     let flooding = true;
