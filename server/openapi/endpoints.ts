@@ -187,11 +187,12 @@ export const endpoints: readonly Endpoint[] = [
     method: 'post',
     path: '/api/auth/emailCode',
     summary: 'Mail a one-time code to the address, if it belongs to a user',
-    description: 'Answers the same for every address.',
+    description:
+      'Answers the same for every address. At most one code per address per minute: a second call within the minute is answered 429 rateLimited with Retry-After (and details.retryAfterSeconds), and nothing is mailed; the code already mailed still works.',
     access: sameOrigin,
     request: emailCodeBody,
     response: api.emptyAnswer,
-    errors: ['unavailable'],
+    errors: ['rateLimited', 'unavailable'],
   },
   {
     method: 'post',
