@@ -12,6 +12,7 @@ import type { InlineRuns } from '../runs/inline-runs.js';
 import type { BearerKeys } from './auth/bearer-keys.js';
 import type { CallerLimitsCache } from './exec/caller-limits-cache.js';
 import type { InFlightView } from './exec/in-flight-view.js';
+import type { PublishedAgents } from './exec/published-agents.js';
 import type { RunEvents } from './exec/run-events.js';
 import type { WebMetrics } from './ops/metrics.js';
 import type { UsageRecorder } from './usage/usage-recorder.js';
@@ -32,6 +33,8 @@ export interface WebDeps {
   callerLimits: CallerLimitsCache;
   /** Each caller's runs in flight as last heard from Redis (run-admission.ts admitShortRun). */
   inFlight: InFlightView;
+  /** The agents known to be published (a streamed call to an unknown one is refused before its stream). */
+  publishedAgents: PublishedAgents;
   logger: Logger;
   box: SecretBox;
   secrets: Secrets;

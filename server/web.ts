@@ -17,6 +17,7 @@ import type { BearerKeyCache } from './auth/bearer-key-cache.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
 import type { WebDeps } from './deps.js';
 import { createCallerLimitsCache } from './exec/caller-limits-cache.js';
+import { createPublishedAgents } from './exec/published-agents.js';
 import { createInFlightView } from './exec/in-flight-view.js';
 import { openRunEvents } from './exec/run-events.js';
 import { createWebMetrics } from './ops/metrics.js';
@@ -55,7 +56,7 @@ export async function startWeb(
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
   const callerLimits = createCallerLimitsCache(base.db, config);
-  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), metrics, usage, inlineRuns };
+  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), publishedAgents: createPublishedAgents(base.db), metrics, usage, inlineRuns };
   const server = createApp(deps).listen(port);
   // Node closes an idle keep-alive connection after 5 s, which races a client sending on it (ECONNRESET
   // on a POST it cannot safely repeat). Idle connections stay open longer than load balancers keep

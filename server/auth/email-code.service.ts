@@ -13,13 +13,22 @@ import { clearLoginFailures, releaseCodeMailSlot, takeCodeMailSlot } from './sig
 
 /**
  * Asks for a one-time code for an address. The same work is done whether or not it belongs to a user:
- * a mail job is queued (at most one per address per minute), and the job finds out.
+ * a mail job is queued, and the job finds out. At most one per address per minute: a second ask
+ * within the minute is refused 429 `rateLimited` with the seconds left (the caller is told the truth,
+ * and the first code still works); that tells nothing about the address either, as every address
+ * is counted alike.
  */
 export async function requestEmailCode(deps: WebDeps, email: string, ip: string): Promise<void> {
   const { redis, config } = deps;
-  if (!(await takeCodeMailSlot(redis, config.queuePrefix, email, deps.clock.now()))) {
-    deps.logger.info({ event: 'emailCode', outcome: 'throttled', email, ip }, 'code not sent: one was sent in the last minute');
-    return;
+  const slot = await takeCodeMailSlot(redis, config.queuePrefix, email, deps.clock.now());
+  if (!slot.allowed) {
+    deps.logger.info({ event: 'emailCode', outcome: 'throttled', email, ip }, 'code not sent: one was asked for in the last minute');
+    const wait = slot.retryAfterSeconds;
+    throw new AppError(
+      'rateLimited',
+      `A code for this address was asked for less than a minute ago, and codes are mailed at most once a minute: use the code already sent, or ask again in ${wait} s.`,
+      { retryAfterSeconds: wait },
+    );
   }
   try {
     await queueIssueCode(deps.mailQueue, email);

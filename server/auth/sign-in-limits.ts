@@ -88,16 +88,20 @@ export async function clearLoginFailures(redis: Redis, prefix: string, email: st
   await redis.del(loginFailuresKey(prefix, emailHash(email)));
 }
 
+// Answers 0 when the slot is taken now, else the milliseconds until it frees.
 const takeSlotScript = `
 local last = redis.call('GET', KEYS[1])
-if last and tonumber(ARGV[1]) - tonumber(last) < tonumber(ARGV[2]) then return 0 end
+if last then
+  local waited = tonumber(ARGV[1]) - tonumber(last)
+  if waited < tonumber(ARGV[2]) then return tonumber(ARGV[2]) - waited end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
-return 1`;
+return 0`;
 
-/** True (and the minute starts) when no code was mailed to this address in the last minute. */
-export async function takeCodeMailSlot(redis: Redis, prefix: string, email: string, now: Date): Promise<boolean> {
-  const result = await redis.eval(takeSlotScript, 1, codeMailKey(prefix, emailHash(email)), now.getTime(), codeMailIntervalMs, 2 * codeMailIntervalMs);
-  return result === 1;
+/** Allowed (and the minute starts) when no code was mailed to this address in the last minute; else how long until one may be. */
+export async function takeCodeMailSlot(redis: Redis, prefix: string, email: string, now: Date): Promise<Throttle> {
+  const waitMs = Number(await redis.eval(takeSlotScript, 1, codeMailKey(prefix, emailHash(email)), now.getTime(), codeMailIntervalMs, 2 * codeMailIntervalMs));
+  return waitMs > 0 ? refuse(waitMs) : { allowed: true };
 }
 
 export async function releaseCodeMailSlot(redis: Redis, prefix: string, email: string): Promise<void> {

@@ -8,8 +8,8 @@ import { validateBody } from '../validate-body.js';
 import { findStreamedRun } from './active-runs.js';
 import { cancelRuns } from './cancel.service.js';
 import { defaultWaitMs, readRun, waitForRun } from './background-runs.js';
-import { attachBody, cancelBody, execAgentBody, getRunBody, submitBody, waitBody } from './exec.schemas.js';
-import { executeAgent, launchLoggedRun } from './exec.service.js';
+import { attachBody, cancelBody, execAgentBody, execAgentStreamBody, getRunBody, submitBody, waitBody, type ExecAgentBody } from './exec.schemas.js';
+import { executeAgent, launchLoggedRun, type ExecCall } from './exec.service.js';
 import { relayRun, streamExecution, streamFinishedRun } from './exec.stream.js';
 import { idempotencyHeader, readIdempotencyKey } from './idempotency.js';
 
@@ -18,10 +18,15 @@ export function execRoutes(deps: WebDeps): Router {
 
   router.post('/execAgent', authenticate(deps), async (ctx) => {
     const body = validateBody(execAgentBody, ctx);
-    const idempotencyKey = readIdempotencyKey(ctx.get(idempotencyHeader));
-    const call = { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey, onAdmitted: (headers: Record<string, string>) => ctx.set(headers) };
+    const call = execCall(ctx, body);
     if (body.stream) return streamExecution(deps, ctx, call, readLastEventId(ctx.get('Last-Event-ID')));
     ctx.body = await executeAgent(deps, call);
+  });
+
+  // execAgent with `stream: true`, at a path whose 200 is always the event stream (exec.schemas.ts).
+  router.post('/execAgentStream', authenticate(deps), async (ctx) => {
+    const body = validateBody(execAgentStreamBody, ctx);
+    return streamExecution(deps, ctx, execCall(ctx, { ...body, stream: true }), readLastEventId(ctx.get('Last-Event-ID')));
   });
 
   router.post('/submit', authenticate(deps), async (ctx) => {
@@ -74,6 +79,12 @@ async function attachRun(deps: WebDeps, ctx: Context, runId: string, afterId: nu
   const logKept = (await deps.redis.exists(runEventsKey(deps.config.queuePrefix, runId))) === 1;
   if (run.status === 'ended' && !logKept) return streamFinishedRun(ctx, run, run.response!);
   relayRun(deps, ctx, { runId, convid: run.convid, agentName: run.agentName }, afterId);
+}
+
+/** The call an execAgent request makes: its caller, body, request id and Idempotency-Key. */
+function execCall(ctx: Context, body: ExecAgentBody): ExecCall {
+  const idempotencyKey = readIdempotencyKey(ctx.get(idempotencyHeader));
+  return { caller: ctx.state.principal, sessionId: ctx.state.sessionId, body, requestId: ctx.state.requestId, requestIdGiven: ctx.state.requestIdGiven, idempotencyKey, onAdmitted: (headers) => ctx.set(headers) };
 }
 
 function runNotFound(): never {

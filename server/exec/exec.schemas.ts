@@ -21,6 +21,13 @@ export const execAgentBody = z.strictObject({
 
 export type ExecAgentBody = z.infer<typeof execAgentBody>;
 
+/**
+ * Body of /api/exec/execAgentStream: the execAgent body, always streamed (`stream`, if sent, must be
+ * true). The same call as execAgent with `stream: true`, under a path of its own so that the OpenAPI
+ * document gives each path one kind of 200 (JSON, or events) and generated clients need no narrowing.
+ */
+export const execAgentStreamBody = execAgentBody.extend({ stream: z.literal(true, 'must be true (or left out): this endpoint always streams').optional() });
+
 /** Body of /api/exec/submit (DESIGN §14): the execAgent body; a background run does not stream. */
 export const submitBody = execAgentBody.omit({ stream: true });
 

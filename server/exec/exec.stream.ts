@@ -25,9 +25,12 @@ export interface StreamedRun {
  * A streamed execAgent: starts the run (or joins it, for a retry with the same Idempotency-Key) and
  * relays it. A retry that joins sends only the events after its `Last-Event-ID` (`afterId`), as
  * attach does: from the run's event log while it is kept, and the whole run rebuilt from its
- * execution record once the log is gone.
+ * execution record once the log is gone. An agent that is not published is answered 404
+ * `agentNotFound` before anything is sent.
  */
 export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall, afterId = 0): Promise<void> {
+  // Refused before the stream starts, as a non-streamed call is: a 200 and a start event would name a run that never runs.
+  if (!call.draft) await deps.publishedAgents.requirePublished(call.body.agentName);
   const run = await launchLoggedRun(deps, call);
   const resumeAfter = run.joined ? afterId : 0;
   const relayed: StreamedRun = { ...run, ...(run.identity.draft ? { draft: run.identity.draft } : {}) };
@@ -41,8 +44,9 @@ export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCal
 /**
  * Answers with the run's events as `text/event-stream` (DESIGN §4 Streaming): `start` (id 1), then the
  * worker's `part` and `delta` events as the agent makes them, then one `end` without `output`. Only
- * events numbered after `afterId` are sent (Last-Event-ID of a re-attach). A call refused before it ran
- * (unknown agent, busy conversation) ends with an `error` event carrying the error body instead.
+ * events numbered after `afterId` are sent (Last-Event-ID of a re-attach). A call refused once its
+ * stream had started (its conversation stayed busy past CONV_WAIT_MS, a draft gone, the database
+ * unavailable) ends with an `error` event carrying the error body instead.
  */
 export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId: number, onEnd: () => void = () => undefined): void {
   const stream = openEventStream(ctx, run.runId);

@@ -6,7 +6,7 @@ import { callerLoadAnswer, deleteSecretBody, getLimitsBody, limitsAnswer, listSe
 import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
 import { getBody, listBody, pinBody } from '../conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
-import { attachBody, cancelBody, execAgentBody, getRunBody, submitBody, waitBody } from '../exec/exec.schemas.js';
+import { attachBody, cancelBody, execAgentBody, execAgentStreamBody, getRunBody, submitBody, waitBody } from '../exec/exec.schemas.js';
 import { agentList, draftAnswer, publishedDraft, savedDraft, validationResponse } from '../../shared/draft-validation.js';
 
 /** Who may call an endpoint. */
@@ -93,13 +93,24 @@ export const endpoints: readonly Endpoint[] = [
     path: '/api/exec/execAgent',
     summary: 'Run an agent, or answer its ask',
     description:
-      'Omit convid to start a conversation; send it back to continue. To answer an ask, call again with the same agentName and convid and the answers in inputs. A run that ran answers 200 whatever its resultCode. With `stream: true` the answer is a server-sent event stream (the run id in X-Run-Id).',
+      'Omit convid to start a conversation; send it back to continue. To answer an ask, call again with the same agentName and convid and the answers in inputs. A run that ran answers 200 whatever its resultCode. With `stream: true` the answer is the server-sent event stream that /api/exec/execAgentStream documents (the same call); this entry documents the JSON answer only, so that a generated client types it without narrowing.',
     access: anyCaller,
     request: execAgentBody,
     response: api.executionResponse,
-    events: 'whenStreamTrue',
     errors: ['agentNotFound', 'conversationBusy', 'rateLimited'],
     headers: ['Idempotency-Key'],
+  },
+  {
+    method: 'post',
+    path: '/api/exec/execAgentStream',
+    summary: 'Run an agent, or answer its ask, streamed: execAgent with `stream: true`',
+    description:
+      'The execAgent body (`stream` may be left out; if sent it must be true), answered with a server-sent event stream (the run id in X-Run-Id): start, then part, delta, and one end (the execution response without output). A call refused before its stream starts (an unknown agent, a rate limit, `ifBusy: reject`) is answered with the error status and body, no stream. A retry with the same Idempotency-Key and Last-Event-ID joins the run and sends only the later events.',
+    access: anyCaller,
+    request: execAgentStreamBody,
+    events: 'always',
+    errors: ['agentNotFound', 'conversationBusy', 'rateLimited'],
+    headers: ['Idempotency-Key', 'Last-Event-ID'],
   },
   {
     method: 'post',
@@ -176,11 +187,12 @@ export const endpoints: readonly Endpoint[] = [
     method: 'post',
     path: '/api/auth/emailCode',
     summary: 'Mail a one-time code to the address, if it belongs to a user',
-    description: 'Answers the same for every address.',
+    description:
+      'Answers the same for every address. At most one code per address per minute: a second call within the minute is answered 429 rateLimited with Retry-After (and details.retryAfterSeconds), and nothing is mailed; the code already mailed still works.',
     access: sameOrigin,
     request: emailCodeBody,
     response: api.emptyAnswer,
-    errors: ['unavailable'],
+    errors: ['rateLimited', 'unavailable'],
   },
   {
     method: 'post',

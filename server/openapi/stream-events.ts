@@ -27,6 +27,6 @@ export const streamEvents: readonly StreamEvent[] = [
   {
     name: 'error',
     data: api.errorBody,
-    description: 'Instead of end, last, when the call was refused before it ran (unknown agent, conversation busy).',
+    description: 'Instead of end, last, when the call was refused after its stream started, before it ran (its conversation stayed busy past CONV_WAIT_MS, a draft gone, the database unavailable). An unknown agent is answered 404 before any event.',
   },
 ];

@@ -150,18 +150,36 @@ describe('passwords set with an email code', function () {
     assert.equal((await setPassword(user.email, code, strongPassword())).status, 200, 'an hour later it works again');
   });
 
-  it('mails at most one code per address per 60 seconds', async () => {
+  it('mails at most one code per address per 60 seconds, and says so: 429 with the seconds left', async () => {
     const user = await createUser(stack.runtime.db);
     await mailedCode(user.email);
     const count = smtp.mailsTo(user.email).length;
-    assert.equal((await askCode(user.email)).status, 200);
+    const again = await askCode(user.email);
+    assert.equal(again.status, 429);
+    assert.equal(again.body.error.code, 'rateLimited');
+    assert.equal(again.body.error.details.retryAfterSeconds, 60);
+    assert.equal(again.headers.get('retry-after'), '60');
+    assert.match(again.body.error.message, /less than a minute ago.*ask again in 60 s/);
     clock.advance(30_000);
-    assert.equal((await askCode(user.email)).status, 200);
-    await mailSettled();
-    assert.equal(smtp.mailsTo(user.email).length, count, 'no second mail within the minute');
+    const later = await askCode(user.email);
+    assert.equal(later.status, 429);
+    assert.equal(later.body.error.details.retryAfterSeconds, 30, 'the seconds left of the minute');
     clock.advance(31_000);
     assert.equal((await askCode(user.email)).status, 200);
+    // The mail of the call after the minute arrives; none came for the two refused ones.
     await smtp.waitForMail(user.email, count + 1);
+    assert.equal(smtp.mailsTo(user.email).length, count + 1, 'one mail: the refused calls mailed nothing');
+  });
+
+  it('refuses a second code within the minute alike for an unknown address, telling nothing about who has an account', async () => {
+    const known = await createUser(stack.runtime.db);
+    const unknownEmail = `nobody-${Date.now()}@example.test`;
+    clock.advance(minute + 1000);
+    assert.equal((await askCode(known.email)).status, 200);
+    assert.equal((await askCode(unknownEmail)).status, 200);
+    const [a, b] = [await askCode(known.email), await askCode(unknownEmail)];
+    assert.equal(a.status, 429);
+    assert.deepEqual(a.body, b.body);
   });
 
   it('answers an unknown address exactly like a known one, and mails nothing', async () => {

@@ -46,27 +46,39 @@ describe('the packed TypeScript client, installed as a user would', function () 
       const client = new AgentexecClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.API_KEY });
       const answer = await client.run(process.env.AGENT, { query: 'world' });
       const events = [];
-      for await (const event of client.stream(process.env.AGENT, { query: 'stream' })) events.push(event.event);
+      const stream = client.stream(process.env.AGENT, { query: 'stream' });
+      for await (const event of stream) events.push(event.event);
+      const final = await stream.finalResponse();
       let missing = '';
       try { await client.run('no-such-agent'); } catch (err) { missing = err instanceof NotFoundError ? err.code : String(err); }
-      console.log(JSON.stringify({ output: answer.output, events, missing }));`,
+      let streamedMissing = '';
+      try { for await (const event of client.stream('no-such-agent')) events.push(event.event); } catch (err) { streamedMissing = err instanceof NotFoundError ? err.code : String(err); }
+      console.log(JSON.stringify({ output: answer.output, events, final: final.output, missing, streamedMissing }));`,
     );
     const { stdout } = await run(process.execPath, ['use.mjs'], { cwd: scratch, env: { ...process.env, BASE_URL: stack.url, API_KEY: key, AGENT: hello } });
     assert.deepEqual(JSON.parse(stdout), {
       output: [{ type: 'text', text: 'Hello world' }],
       events: ['start', 'part', 'delta', 'end'],
+      final: [{ type: 'text', text: 'Hello stream' }],
       missing: 'agentNotFound',
+      streamedMissing: 'agentNotFound',
     });
   });
 
   it('type-checks a TypeScript program against its declarations, and catches a wrong use', async () => {
-    const program = `import { AgentexecClient, type ExecutionResponse, type RunEvent } from 'agentexec-client';
+    const program = `import { AgentexecClient, type ConversationRead, type ExecutionResponse, type RunEvent } from 'agentexec-client';
       const client = new AgentexecClient({ baseUrl: 'http://localhost:8080', apiKey: 'ak_x_y' });
       export async function main(): Promise<string> {
         const answer: ExecutionResponse = await client.run('hello', { query: 'x' });
+        await client.answer('hello', { name: 'Ada' }, { convid: answer.convid });
+        const read: ConversationRead = await client.getConversation(answer.convid);
+        const pinned: boolean = (await client.pinConversation(read.convid)).pinned;
+        const titles = (await client.listConversations()).conversations.map((c) => c.title ?? c.convid);
+        const final: ExecutionResponse = await client.stream('hello').finalResponse();
         for await (const event of client.stream('hello')) {
           const e: RunEvent = event;
-          if (e.event === 'end') return e.data.resultCode;
+          if (e.event === 'error') return e.data.error.code;
+          if (e.event === 'end') return e.data.resultCode + pinned + titles.length + final.output.length;
         }
         return answer.resultCode;
       }`;

@@ -12,12 +12,31 @@ import { startStack, type Stack } from '../helpers/stack.js';
 import { spawn } from 'node:child_process';
 
 const run = promisify(execFile);
+
+/**
+ * How openapi-fetch (0.17) types the \`data\` of a call: its FetchResponse's data is
+ * \`SuccessResponse<ResponseObjectMap<operation>, MediaType>\`, which is every 2xx body of every media
+ * type. These lines are those types, as openapi-typescript-helpers 0.1.0 (MIT) declares them, so the
+ * check needs no client library installed.
+ */
+const openapiFetchData = `
+type OkStatus = 200 | 201 | 202 | 203 | 204 | 206 | 207 | '2XX';
+type MediaType = \`\${string}/\${string}\`;
+type FilterKeys<Obj, Matchers> = Obj[keyof Obj & Matchers];
+type GetResponseContent<T extends Record<string | number, any>, Media extends MediaType = MediaType, ResponseCode extends keyof T = keyof T> = ResponseCode extends keyof T
+  ? { [K in ResponseCode]: T[K]['content'] extends Record<string, any> ? (FilterKeys<T[K]['content'], Media> extends never ? T[K]['content'] : FilterKeys<T[K]['content'], Media>) : K extends keyof T ? T[K]['content'] : never }[ResponseCode]
+  : never;
+type SuccessResponse<T extends Record<string | number, any>, Media extends MediaType = MediaType> = GetResponseContent<T, Media, OkStatus>;
+// ResponseObjectMap<operation> there: the operation's responses.
+type Data<Operation extends { responses: Record<string | number, any> }> = SuccessResponse<Operation['responses']>;
+`;
 const modules = fileURLToPath(new URL('../../../node_modules/', import.meta.url));
 
 /**
  * The OpenAPI document as standard tools read it (we did not write them): @apidevtools/swagger-parser
  * validates it, @redocly/cli lints it with its recommended rules (warnings allowed, no errors), and
- * openapi-typescript generates types that compile, for every endpoint, used as a client would; and
+ * openapi-typescript generates types that compile, for every endpoint, used as a client would (the
+ * execution response typed as openapi-fetch types it, without narrowing); and
  * Prism, as a validating proxy in front of the server, passes its answers, streamed ones included.
  */
 describe('the OpenAPI document in standard tools', function () {
@@ -62,13 +81,13 @@ describe('the OpenAPI document in standard tools', function () {
     const { key } = await createAccount(stack.runtime.db);
     const agentName = uniqueAgentName('writer');
     await publishAgent(stack.runtime.db, agentName, `export default async (sys) => { sys.write('Hel'); sys.write('lo'); }`);
-    const call = (prismUrl: string, body: unknown) =>
-      fetch(`${prismUrl}/api/exec/execAgent`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
+    const call = (prismUrl: string, body: unknown, path = '/api/exec/execAgent') =>
+      fetch(`${prismUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: JSON.stringify(body) });
     const output = await throughPrism(file, async (prismUrl) => {
       const json = await call(prismUrl, { agentName });
       assert.equal(json.status, 200, await json.clone().text());
       assert.deepEqual(((await json.json()) as { output: unknown }).output, [{ type: 'text', text: 'Hello' }]);
-      const streamed = await call(prismUrl, { agentName, stream: true });
+      const streamed = await call(prismUrl, { agentName }, '/api/exec/execAgentStream');
       assert.equal(streamed.status, 200, await streamed.clone().text());
       assert.match(streamed.headers.get('content-type') ?? '', /^text\/event-stream/);
       assert.match(await streamed.text(), /event: end/);
@@ -81,10 +100,10 @@ describe('the OpenAPI document in standard tools', function () {
 
     // The check can fail: with the stream's events as the body's schema (as 3.2 would mean them), Prism objects.
     const wrong = structuredClone(document) as any;
-    wrong.paths['/api/exec/execAgent'].post.responses['200'].content['text/event-stream'] = { schema: { $ref: '#/components/schemas/StreamEvent' } };
+    wrong.paths['/api/exec/execAgentStream'].post.responses['200'].content['text/event-stream'] = { schema: { $ref: '#/components/schemas/StreamEvent' } };
     const wrongFile = join(dir, 'wrong.json');
     await writeFile(wrongFile, JSON.stringify(wrong));
-    const objected = await throughPrism(wrongFile, async (prismUrl) => void (await (await call(prismUrl, { agentName, stream: true })).text()), /violation/i);
+    const objected = await throughPrism(wrongFile, async (prismUrl) => void (await (await call(prismUrl, { agentName }, '/api/exec/execAgentStream')).text()), /violation/i);
     assert.match(objected, /violation/i);
   });
 
@@ -125,6 +144,14 @@ export const texts: string[] = answer.output.flatMap((part) => (part.type === 't
 export const body: NonNullable<Exec['requestBody']>['content']['application/json'] = { agentName: 'hello', inputs: { query: 'x', nested: [1, { deep: null }] } };
 declare const run: paths['/api/exec/getRun']['post']['responses'][200]['content']['application/json'];
 export const status: 'queued' | 'running' | 'ended' = run.status;
+${openapiFetchData}
+// As openapi-fetch types \`const { data } = await client.POST('/api/exec/execAgent', …)\`: the JSON answer, no narrowing.
+declare const data: Data<paths['/api/exec/execAgent']['post']>;
+export const resultCode: string = data.resultCode;
+export const convid: string = data.convid;
+// The streamed call has a path of its own, whose 200 is the event stream (text).
+declare const streamed: Data<paths['/api/exec/execAgentStream']['post']>;
+export const text: string = streamed;
 `;
     await writeFile(join(dir, 'usage.ts'), usage);
     const tsc = join(modules, 'typescript/bin/tsc');
@@ -134,5 +161,16 @@ export const status: 'queued' | 'running' | 'ended' = run.status;
     );
     assert.equal(compiled, '', compiled);
     assert.ok(uses.length > 30, `every endpoint is used (${uses.length})`);
+
+    // The check can fail: with the stream on execAgent's own 200 (as before execAgentStream), `data` is `ExecutionResponse | string`.
+    const both = structuredClone(document) as any;
+    both.paths['/api/exec/execAgent'].post.responses['200'].content['text/event-stream'] = document.paths['/api/exec/execAgentStream']!.post!.responses['200']!.content!['text/event-stream'];
+    await writeFile(join(dir, 'both.json'), JSON.stringify(both));
+    await run(process.execPath, [join(modules, 'openapi-typescript/bin/cli.js'), join(dir, 'both.json'), '-o', join(dir, 'api.d.ts')], { cwd: dir });
+    const narrowing = await run(process.execPath, [tsc, '--noEmit', '--strict', '--target', 'es2022', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--lib', 'es2022', 'usage.ts'], { cwd: dir }).then(
+      () => '',
+      (err: { stdout: string }) => err.stdout,
+    );
+    assert.match(narrowing, /Property 'resultCode' does not exist on type 'string'/);
   });
 });

@@ -8,7 +8,7 @@ import { createBrowser } from '../helpers/browser.js';
 import { createAccount, createUser, publishAgent, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
 import { openStream, type SseEvent } from '../helpers/sse.js';
 import { startStack, type Stack } from '../helpers/stack.js';
-import { waitFor } from '../helpers/wait.js';
+import { isRunActive, waitFor } from '../helpers/wait.js';
 
 type Document = { openapi: string; info: { title: string; version: string }; paths: Record<string, Record<string, any>>; components: any };
 
@@ -22,14 +22,16 @@ describe('/api/openapi.json', () => {
   const asker = uniqueAgentName('asker');
   const failer = uniqueAgentName('failer');
   const writer = uniqueAgentName('writer');
+  const sleeper = uniqueAgentName('sleeper');
 
   before(async () => {
-    stack = await startStack();
+    stack = await startStack({ CONV_WAIT_MS: '300' });
     userKey = (await createAccount(stack.runtime.db, 'user')).key;
     adminKey = (await createAccount(stack.runtime.db, 'admin')).key;
     await publishAgent(stack.runtime.db, hello, `export default async (sys) => { sys.say('hello'); sys.html('<b>hi</b>'); sys.image('https://example.com/a.png', 'image/png'); }`);
     await publishAgent(stack.runtime.db, asker, `export default async (sys) => { const a = await sys.ask({ message: 'Pick', inputs: [{ name: 'c', type: 'chooseOne', options: [{ value: 'a', label: 'A' }] }, { name: 'n', type: 'str' }] }); sys.say(a.c); }`);
     await publishAgent(stack.runtime.db, failer, `export default async (sys) => { sys.fail('no'); }`);
+    await publishAgent(stack.runtime.db, sleeper, `export default async (sys) => { await sys.sleep(1500); }`);
     await publishAgent(stack.runtime.db, writer, `export default async (sys) => { sys.say('a'); sys.write(' b'); sys.write(' c'); sys.html('<i>x</i>'); }`);
     const response = await fetch(`${stack.url}/api/openapi.json`);
     assert.equal(response.status, 200);
@@ -164,15 +166,37 @@ describe('/api/openapi.json', () => {
     assertDocumented('/readyz', await get('/readyz'), 'get');
   });
 
-  it('describes every event of a streamed run, and of a streamed call refused before it ran', async () => {
-    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: writer, stream: true }, { key: userKey });
-    const events = await stream.done;
-    assert.deepEqual(events.map((e) => e.event), ['start', 'part', 'delta', 'delta', 'part', 'end']);
-    assertEventsDocumented(events);
-    const refused = await openStream(stack.url, '/api/exec/execAgent', { agentName: uniqueAgentName('nobody'), stream: true }, { key: userKey });
+  it('describes every event of a streamed run, and of a streamed call refused once its stream had started', async () => {
+    for (const [path, body] of [['/api/exec/execAgent', { agentName: writer, stream: true }], ['/api/exec/execAgentStream', { agentName: writer }]] as const) {
+      const stream = await openStream(stack.url, path, body, { key: userKey });
+      const events = await stream.done;
+      assert.deepEqual(events.map((e) => e.event), ['start', 'part', 'delta', 'delta', 'part', 'end'], path);
+      assertEventsDocumented(events);
+    }
+    // A call that waits for its conversation longer than CONV_WAIT_MS is refused with an error event.
+    const first = await post(stack.url, '/api/exec/execAgent', { agentName: hello }, { key: userKey });
+    const holding = post(stack.url, '/api/exec/execAgent', { agentName: sleeper, convid: first.body.convid }, { key: userKey });
+    await waitFor(() => isRunActive(first.body.convid), 5000, 'the sleeper to hold the conversation');
+    const refused = await openStream(stack.url, '/api/exec/execAgentStream', { agentName: hello, convid: first.body.convid }, { key: userKey });
     const refusedEvents = await refused.done;
     assert.deepEqual(refusedEvents.map((e) => e.event), ['start', 'error']);
+    assert.equal(refusedEvents[1]!.data.error.code, 'conversationBusy');
     assertEventsDocumented(refusedEvents);
+    assert.equal((await holding).body.resultCode, 'success');
+  });
+
+  it('describes a streamed call refused before its stream: an unknown agent is a 404 with the error body', async () => {
+    for (const [path, body] of [['/api/exec/execAgent', { agentName: uniqueAgentName('nobody'), stream: true }], ['/api/exec/execAgentStream', { agentName: uniqueAgentName('nobody') }]] as const) {
+      const refused = await openStream(stack.url, path, body, { key: userKey });
+      assert.equal(refused.status, 404, path);
+      assert.deepEqual(await refused.done, []);
+      assert.equal(refused.errorBody.error.code, 'agentNotFound');
+      assertDocumented(path, { status: refused.status, body: refused.errorBody });
+    }
+    const notStreamed = await post(stack.url, '/api/exec/execAgentStream', { agentName: writer, stream: false }, { key: userKey });
+    assert.equal(notStreamed.status, 400);
+    assert.ok(notStreamed.body.error.details.fields.stream);
+    assertDocumented('/api/exec/execAgentStream', notStreamed);
   });
 
   it('describes the draft endpoints, a validation’s answer and every event of a streamed validation', async () => {

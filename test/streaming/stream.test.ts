@@ -86,11 +86,22 @@ describe('streamed calls and re-attaching', () => {
     assert.equal(events[3]!.data.resultCode, 'success');
   });
 
-  it('ends a refused streamed call with an error event', async () => {
-    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: uniqueAgentName('missing'), stream: true }, { key });
-    const events = await stream.done;
-    assert.deepEqual(events.map((e) => e.event), ['start', 'error']);
-    assert.equal(events[1]!.data.error.code, 'agentNotFound');
+  it('answers a streamed call to an unknown agent 404 agentNotFound before any event, as an unstreamed one, and records no run', async () => {
+    const missing = uniqueAgentName('missing');
+    const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: missing, stream: true }, { key });
+    assert.equal(stream.status, 404);
+    assert.match(stream.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(stream.headers.get('x-run-id'), null, 'no run was named');
+    assert.deepEqual(await stream.done, []);
+    assert.equal(stream.errorBody.error.code, 'agentNotFound');
+    assert.equal(stream.errorBody.error.message, (await execAgent(stack.url, key, { agentName: missing })).body.error.message, 'the same refusal streamed or not');
+    const records = await stack.runtime.db.selectFrom('executions').select('id').where('agent_name', '=', missing).execute();
+    assert.deepEqual(records, []);
+
+    // Published afterwards: the next streamed call runs it (a name not found is not remembered).
+    await publishAgent(stack.runtime.db, missing, `export default async (sys) => { sys.say('here now'); }`);
+    const later = await openStream(stack.url, '/api/exec/execAgent', { agentName: missing, stream: true }, { key });
+    assert.deepEqual((await later.done).map((e) => e.event), ['start', 'part', 'end']);
   });
 
   it('re-attaches with Last-Event-ID: the missed events, then the rest', async () => {

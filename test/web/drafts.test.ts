@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createUser, strongPassword, uniqueAgentName } from '../helpers/fixtures.js';
 import { signInThroughForm } from './helpers/app-actions.js';
 import { openPage, saveFailureScreenshot, saveScreenshot, type WebPage } from './helpers/chromium.js';
-import { assertNoPageErrors, expectHidden, expectVisible, focusedElementId } from './helpers/expect.js';
+import { assertNoPageErrors, expectHidden, expectTitle, expectVisible, focusedElementId } from './helpers/expect.js';
 import { waitFor } from '../helpers/wait.js';
 import { startWebSuite, type WebSuite } from './helpers/web-suite.js';
 
@@ -45,7 +45,9 @@ describe('web app: drafts for developers', function () {
     const { page, errors } = await signedInPage('developer');
     const agentName = uniqueAgentName('draft');
     await page.getByRole('link', { name: 'Develop' }).click();
+    await expectTitle(page, 'Drafts — agentexec');
     await page.getByRole('link', { name: 'New draft' }).click();
+    await expectTitle(page, 'New draft — agentexec');
     await page.getByLabel('Agent name').fill(agentName);
     await page.getByLabel('Validation query').fill('Ada');
     const source = page.getByRole('textbox', { name: 'Source' });
@@ -71,6 +73,7 @@ describe('web app: drafts for developers', function () {
     await page.goto(draftAddress);
     // The editor loads the draft after the page: wait for it, or typing would be overwritten by it.
     await waitFor(async () => (await source.inputValue()) === brokenSource, 15_000, 'the draft loaded in the editor');
+    await expectTitle(page, `${agentName} — draft — agentexec`);
 
     await source.fill(workingSource);
     await page.getByRole('button', { name: 'Validate' }).click();
@@ -99,6 +102,7 @@ describe('web app: drafts for developers', function () {
     assert.equal(await page.getByRole('link', { name: 'Develop' }).count(), 0);
     await page.goto('/dev');
     await expectVisible(page.getByText('This page is for developers.'));
+    await expectTitle(page, 'Not allowed — agentexec');
     assertNoPageErrors(errors);
   });
 });

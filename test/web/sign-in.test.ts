@@ -4,7 +4,7 @@ import { createUser, strongPassword } from '../helpers/fixtures.js';
 import type { MailStack } from '../helpers/stack.js';
 import { search, signInThroughForm } from './helpers/app-actions.js';
 import { openPage, saveFailureScreenshot, saveScreenshot, type WebPage } from './helpers/chromium.js';
-import { assertNoPageErrors, expectHidden, expectVisible, focusedElementId } from './helpers/expect.js';
+import { assertNoPageErrors, expectHidden, expectTitle, expectVisible, focusedElementId } from './helpers/expect.js';
 import { startWebSuiteWithMail, type WebSuite } from './helpers/web-suite.js';
 
 describe('web app: signing in', function () {
@@ -29,6 +29,8 @@ describe('web app: signing in', function () {
     const user = await createUser(suite.stack.runtime.db, { password });
     const { page } = web;
     await page.goto('/');
+    await expectVisible(page.getByRole('heading', { name: 'Sign in' }));
+    await expectTitle(page, 'Sign in — agentexec');
     await page.getByLabel('Email address').fill(user.email);
     await page.getByLabel('Password', { exact: true }).fill('not the password at all');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -44,6 +46,36 @@ describe('web app: signing in', function () {
     assert.equal(await focusedElementId(page), 'query', 'the search box has the focus after signing in');
     await page.keyboard.type('typed at once');
     assert.equal(await page.getByRole('searchbox', { name: 'Search' }).inputValue(), 'typed at once');
+    assertNoPageErrors(web.errors);
+  });
+
+  it('says so when a second code is asked for within the minute: none is sent, use the first, wait the seconds shown', async () => {
+    const user = await createUser(suite.stack.runtime.db);
+    const { page } = web;
+    await page.goto('/password');
+    await expectTitle(page, 'Set your password — agentexec');
+    await page.getByLabel('Email address').fill(user.email);
+    await page.getByRole('button', { name: 'Email me a code' }).click();
+    const code = await suite.stack.smtp.waitForCode(user.email);
+    await expectVisible(page.getByRole('status').filter({ hasText: 'a code is on its way' }));
+
+    await page.getByRole('button', { name: 'Send another code' }).click();
+    await expectVisible(page.getByRole('status').filter({ hasText: 'No new code was sent: one was asked for this address less than a minute ago' }));
+    const wait = page.locator('#code-wait');
+    await expectVisible(wait);
+    const seconds = Number(/in (\d+) s\./.exec(await wait.innerText())?.[1]);
+    assert.ok(seconds > 0 && seconds <= 60, `a wait of 1-60 s is shown (${await wait.innerText()})`);
+    const again = page.getByRole('button', { name: /^Send another code \(in \d+ s\)$/ });
+    assert.equal(await again.isDisabled(), true, 'the button waits out the minute');
+    await saveScreenshot(page, 'password-code-recently-sent');
+    assert.deepEqual(suite.stack.smtp.codesTo(user.email), [code], 'the refused ask mailed nothing (it was answered 429 before any mail was queued)');
+
+    // The first code still works.
+    await page.getByLabel('Code from the email').fill(code);
+    await page.getByLabel('New password').fill(strongPassword());
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await expectVisible(page.getByRole('button', { name: 'Sign out' }));
+    await expectTitle(page, 'Search — agentexec');
     assertNoPageErrors(web.errors);
   });
 

@@ -1,4 +1,6 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
+import { forgetAnswers } from './sent-answers';
+import { useDocumentTitle } from './document-title';
 import { ApiError, handleSessionEnded, postJson } from './api/http';
 import type { UserProfile } from './api/types';
 import { ConversationStoreContext, createConversationStore } from './conversation-store';
@@ -33,6 +35,7 @@ export function App({ defaultAgent }: { defaultAgent: string }) {
     void loadProfile();
     handleSessionEnded(() => {
       store.clear();
+      forgetAnswers();
       setSignIn({ state: 'signedOut', notice: sessionEndedMessage });
     });
   }, []);
@@ -44,11 +47,13 @@ export function App({ defaultAgent }: { defaultAgent: string }) {
       async signOut() {
         await postJson('/api/auth/logout', {}, { signedIn: false }).catch(() => undefined);
         store.clear();
+        forgetAnswers();
         setSignIn({ state: 'signedOut', notice: 'You are signed out.' });
         navigate('/');
       },
       ended(notice) {
         store.clear();
+        forgetAnswers();
         setSignIn({ state: 'signedOut', notice });
       },
     };
@@ -87,5 +92,6 @@ function page(route: ReturnType<typeof parseRoute>, defaultAgent: string, develo
 }
 
 function NotAllowed() {
+  useDocumentTitle('Not allowed');
   return <p class="field-error">This page is for developers. Ask an administrator for the developer role.</p>;
 }

@@ -5,8 +5,13 @@ import type { Answers, AskInput, ConversationSummary, OutputPart, RunEndData } f
 /** One call in a conversation as the page shows it: what was sent, what came back, how it ended. */
 export interface Turn {
   id: number;
+  /** The run, once its start event (or the transcript read back) named it. */
+  runId?: string;
+  /** The agent the call ran. */
+  agentName: string;
   /** A search (the query), answers to an ask (a summary), or the last call replayed when a conversation was opened. */
   kind: 'query' | 'answers' | 'replayed';
+  /** The query or the answers' summary; null for answers this page did not send (the server keeps none). */
   text: string | null;
   parts: OutputPart[];
   end?: RunEndData;

@@ -1,6 +1,7 @@
 import { postForResponse, postJson, type Transport } from './http.js';
+import { withFinalResponse, type RunStream } from './run-response.js';
 import { streamRunEvents } from './run-stream.js';
-import type { Answers, ExecutionResponse, JsonObject, RunEvent, RunInfo, SubmittedRun } from './types.js';
+import type { Answers, ConversationList, ConversationRead, ExecutionResponse, JsonObject, PinnedConversation, RunEvent, RunInfo, SubmittedRun } from './types.js';
 
 export interface AgentexecClientOptions {
   /** The service's origin, e.g. https://agentexec.example.com; "" in a browser page the service serves. */
@@ -61,28 +62,62 @@ export class AgentexecClient {
     );
   }
 
-  /** Answers the ask a conversation is paused at (the same agent), as `run` does. */
-  answer(convid: string, agentName: string, answers: Answers, options: Omit<CallOptions, 'convid'> = {}): Promise<ExecutionResponse> {
-    return this.run(agentName, answers, { ...options, convid });
+  /**
+   * Answers the ask a conversation is paused at, as `run` does: the agent that asked, the answers by
+   * input name, and the conversation in `{convid}` (the order of `run`).
+   */
+  answer(agentName: string, answers: Answers, options: CallOptions & { convid: string }): Promise<ExecutionResponse>;
+  /** @deprecated The order before 0.2: `answer(convid, agentName, answers)`. Use `answer(agentName, answers, {convid})`. */
+  answer(convid: string, agentName: string, answers: Answers, options?: Omit<CallOptions, 'convid'>): Promise<ExecutionResponse>;
+  answer(...args: [string, Answers, CallOptions & { convid: string }] | [string, string, Answers, Omit<CallOptions, 'convid'>?]): Promise<ExecutionResponse> {
+    // The old order has the agent's name, a string, where the new one has the answers, an object.
+    if (typeof args[1] === 'string') {
+      const [convid, agentName, answers, options = {}] = args as [string, string, Answers, Omit<CallOptions, 'convid'>?];
+      return this.run(agentName, answers, { ...options, convid });
+    }
+    const [agentName, answers, options] = args as [string, Answers, CallOptions & { convid: string }];
+    if (typeof options?.convid !== 'string') throw new TypeError('answer(agentName, answers, {convid}): the convid of the conversation that asked is missing');
+    return this.run(agentName, answers, options);
   }
 
   /**
    * Runs an agent and yields its events as they come: `start`, `part`, `delta`, `trace`, then `end`
    * (the execution response without output). Re-attaches after a dropped connection; never yields an
    * event twice. Leaving the loop early only disconnects (the run goes on); abort `signal` to stop it.
+   * `finalResponse()` on the stream resolves with the execution response (output included) that
+   * `run` would have answered, reading the events the loop has not.
    */
-  stream(agentName: string, inputs: JsonObject = {}, options: CallOptions = {}): AsyncGenerator<RunEvent, void, undefined> {
+  stream(agentName: string, inputs: JsonObject = {}, options: CallOptions = {}): RunStream {
     const key = options.idempotencyKey ?? newKey();
     const body = { ...execBody(agentName, inputs, options), stream: true };
-    return this.#streamCancellingOnAbort(key, options.signal, '/api/exec/execAgent', body);
+    return withFinalResponse(this.#streamCancellingOnAbort(key, options.signal, '/api/exec/execAgent', body));
   }
 
   /**
    * Streams another endpoint that answers run events (a draft's validation). Without `idempotencyKey`
    * a dropped stream is not re-attached (the endpoint must be able to join a run by key for that).
    */
-  streamEndpoint(path: string, body: Record<string, unknown>, options: { signal?: AbortSignal; idempotencyKey?: string } = {}): AsyncGenerator<RunEvent, void, undefined> {
-    return streamRunEvents(this.#transport, { path, body: { ...body, stream: true }, idempotencyKey: options.idempotencyKey, signal: options.signal });
+  streamEndpoint(path: string, body: Record<string, unknown>, options: { signal?: AbortSignal; idempotencyKey?: string } = {}): RunStream {
+    return withFinalResponse(streamRunEvents(this.#transport, { path, body: { ...body, stream: true }, idempotencyKey: options.idempotencyKey, signal: options.signal }));
+  }
+
+  /**
+   * A conversation of yours read back (DESIGN §14): its turns, oldest first (the last `limit`, 100 by
+   * default, at most 500, that started before `before`), and the ask it waits at. NotFoundError for
+   * another caller's, an unknown or an expired conversation.
+   */
+  getConversation(convid: string, page: { limit?: number; before?: string } = {}): Promise<ConversationRead> {
+    return postJson<ConversationRead>(this.#transport, '/api/conv/get', { convid, ...page }, { retry: true });
+  }
+
+  /** Your live conversations, most recently used first: a page of `limit` (50 by default, at most 200) used before `before` (the last page's oldest `lastUsedAt`). */
+  listConversations(page: { limit?: number; before?: string } = {}): Promise<ConversationList> {
+    return postJson<ConversationList>(this.#transport, '/api/conv/list', page, { retry: true });
+  }
+
+  /** Pins a conversation of yours (it no longer expires), or unpins it with `pinned: false`. NotFoundError when it is not yours or has expired. */
+  pinConversation(convid: string, pinned = true): Promise<PinnedConversation> {
+    return postJson<PinnedConversation>(this.#transport, '/api/conv/pin', { convid, pinned }, { retry: true });
   }
 
   /** Starts a background run (DESIGN §14): answers as soon as it is queued. */

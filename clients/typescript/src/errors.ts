@@ -1,9 +1,6 @@
-/** The error body of the API outside an execution result: `{error: {code, message, details?}}`. */
-export interface ErrorBody {
-  code: string;
-  message: string;
-  details?: Record<string, unknown>;
-}
+import type { ErrorBody } from './types.js';
+
+export type { ErrorBody };
 
 /**
  * An answer of the API that is not a result: `code` as the API names it (`invalidRequest`,
@@ -102,9 +99,9 @@ const statusOfCode: Record<string, number> = {
   unavailable: 503,
 };
 
-/** The error a stream's `error` event carries (a call refused before it ran). */
-export function errorOfEvent(body: ErrorBody): AgentexecError {
-  return errorFor(body, statusOfCode[body.code] ?? 400);
+/** The error a stream's `error` event carries (a call refused before it ran); `requestId` is the stream response's X-Request-Id. */
+export function errorOfEvent(body: ErrorBody, requestId?: string): AgentexecError {
+  return errorFor(body, statusOfCode[body.code] ?? 400, requestId);
 }
 
 /** The error class for an API error body. */
@@ -115,6 +112,6 @@ export function errorFor(body: ErrorBody, status: number, requestId?: string, re
   return error;
 }
 
-export function networkError(message: string, cause?: unknown): NetworkError {
-  return new NetworkError({ code: 'network', message }, 0, undefined, { cause });
+export function networkError(message: string, cause?: unknown, requestId?: string): NetworkError {
+  return new NetworkError({ code: 'network', message }, 0, requestId, { cause });
 }

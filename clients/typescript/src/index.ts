@@ -9,8 +9,8 @@ export {
   RateLimitedError,
   UnauthenticatedError,
   UnavailableError,
-  type ErrorBody,
 } from './errors.js';
+export { assembleResponse, type RunStream } from './run-response.js';
 export { createEventStreamParser, type EventStreamParser, type ServerSentEvent } from '../../../shared/server-sent-events.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from './webhooks.js';
 export type * from './types.js';

@@ -15,27 +15,32 @@ export interface StreamRequest {
   signal: AbortSignal | undefined;
 }
 
-const knownEvents = new Set(['start', 'part', 'delta', 'trace', 'end']);
+const knownEvents = new Set(['start', 'part', 'delta', 'trace', 'end', 'error']);
 
 /**
  * The events of a streamed call, in order, each once. When the connection drops before `end`, the
  * call is sent again with its Idempotency-Key and the id of the last event received, after a
  * backoff; events the server sends again anyway (an id already seen) are skipped. Gives up with a
  * NetworkError after `maxRetries` attempts in a row without a new event. Events of names this client
- * does not know are skipped (the API may add some).
+ * does not know are skipped (the API may add some). An `error` event (a call refused after its stream
+ * started) is yielded, then thrown as its AgentexecError. Errors carry the X-Request-Id of the
+ * response they came with.
  */
 export async function* streamRunEvents(transport: Transport, request: StreamRequest): AsyncGenerator<RunEvent, void, undefined> {
   let lastId = 0;
   let failures = 0;
+  let requestId: string | undefined;
   for (;;) {
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     if (request.idempotencyKey) headers['idempotency-key'] = request.idempotencyKey;
     if (lastId > 0) headers['last-event-id'] = String(lastId);
     let dropped: unknown;
+    let refusal: AgentexecError | undefined;
     try {
       const response = await postForResponse(transport, request.path, request.body, { headers, signal: request.signal });
+      requestId = response.headers.get('x-request-id') ?? undefined;
       if (!response.body || !(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
-        throw networkError(`${request.path} did not answer with an event stream (HTTP ${response.status})`);
+        throw networkError(`${request.path} did not answer with an event stream (HTTP ${response.status})`, undefined, requestId);
       }
       for await (const event of readEvents(response.body)) {
         const id = Number(event.id);
@@ -44,11 +49,16 @@ export async function* streamRunEvents(transport: Transport, request: StreamRequ
           lastId = id;
         }
         failures = 0;
-        // A call refused before it ran (an unknown agent, a busy conversation) ends with an `error` event.
-        if (event.event === 'error') throw errorOfEvent((JSON.parse(event.data) as { error: ErrorBody }).error);
         if (!knownEvents.has(event.event)) continue;
-        yield { event: event.event, id, data: JSON.parse(event.data) } as RunEvent;
+        const data: unknown = JSON.parse(event.data);
+        yield { event: event.event, id, data } as RunEvent;
         if (event.event === 'end') return;
+        // A call refused once its stream had started (a conversation busy too long) ends with an `error`
+        // event: thrown below, out of the reach of the re-attaching (an `unavailable` there is no drop).
+        if (event.event === 'error') {
+          refusal = errorOfEvent((data as { error: ErrorBody }).error, requestId);
+          break;
+        }
       }
       dropped = new Error('the stream ended before its end event');
     } catch (err) {
@@ -56,8 +66,9 @@ export async function* streamRunEvents(transport: Transport, request: StreamRequ
       if (!isDrop(err)) throw err;
       dropped = err;
     }
+    if (refusal) throw refusal;
     if (!request.idempotencyKey || failures >= transport.maxRetries) {
-      throw networkError(`the stream of ${request.path} was cut before its end: ${describe(dropped)}`, dropped);
+      throw networkError(`the stream of ${request.path} was cut before its end: ${describe(dropped)}`, dropped, requestId);
     }
     await backoff(failures++, request.signal);
   }

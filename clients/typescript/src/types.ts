@@ -51,13 +51,25 @@ export interface ExecutionResponse {
   error?: ExecutionError;
 }
 
-/** The events of a streamed run, numbered from 1 (`id`), `end` always last. */
+/** The error body of the API outside an execution result: `{error: {code, message, details?}}`. */
+export interface ErrorBody {
+  code: string;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * The events of a streamed run, numbered from 1 (`id`). The last is `end`, or `error` when the call
+ * was refused after its stream had started (its conversation stayed busy past the server's wait, the
+ * database unavailable): the client yields that `error` event, then throws its AgentexecError.
+ */
 export type RunEvent =
   | { event: 'start'; id: number; data: { convid: string; agentName: string; runId: string } }
   | { event: 'part'; id: number; data: OutputPart }
   | { event: 'delta'; id: number; data: { text: string } }
   | { event: 'trace'; id: number; data: { seq: number; at: string; kind: string; [field: string]: unknown } }
-  | { event: 'end'; id: number; data: Omit<ExecutionResponse, 'output'> };
+  | { event: 'end'; id: number; data: Omit<ExecutionResponse, 'output'> }
+  | { event: 'error'; id: number; data: { error: ErrorBody } };
 
 export type RunStatus = 'queued' | 'running' | 'ended';
 
@@ -85,4 +97,54 @@ export interface WebhookEvent {
   type: 'run.ended';
   timestamp: string;
   data: { runId: string; convid: string; agentName: string; response: ExecutionResponse };
+}
+
+/** A conversation of yours in `listConversations`. */
+export interface ConversationSummary {
+  convid: string;
+  pinned: boolean;
+  plan: 'free' | 'paid';
+  createdAt: string;
+  lastUsedAt: string;
+  /** When it expires if unused until then; null while pinned. */
+  expiresAt: string | null;
+  /** The agent whose ask the conversation waits at, if any. */
+  pausedBy: string | null;
+  /** The query that started it (its first one); null when none had a query. */
+  title: string | null;
+  lastQuery: string | null;
+  lastAgentName: string | null;
+}
+
+/** A page of your live conversations, most recently used first. */
+export interface ConversationList {
+  conversations: ConversationSummary[];
+}
+
+/** One call in a conversation read back. */
+export interface ConversationTurn {
+  runId: string;
+  agentName: string;
+  /** `inputs.query` of a new prompt; null for answers to an ask (answers are not kept). */
+  query: string | null;
+  resultCode: ResultCode;
+  output: OutputPart[];
+  /** When it started (ISO 8601). */
+  at: string;
+}
+
+/** A conversation read back (`getConversation`): its turns, oldest first, and the ask it waits at. */
+export interface ConversationRead {
+  convid: string;
+  pinned: boolean;
+  expiresAt: string | null;
+  pausedBy: string | null;
+  askInput?: AskInput;
+  turns: ConversationTurn[];
+}
+
+/** What `pinConversation` answers. */
+export interface PinnedConversation {
+  convid: string;
+  pinned: boolean;
 }

@@ -40,10 +40,13 @@ export async function openPage(browser: Browser, baseUrl: string, options: { pho
   return { context, page, errors, close: () => context.close() };
 }
 
-/** Saves a full-page screenshot as test-results/screenshots/<name>.png. */
+/** Where screenshots go: SCREENSHOT_DIR, or test-results/screenshots. */
+const screenshotDir = process.env.SCREENSHOT_DIR ?? 'test-results/screenshots';
+
+/** Saves a full-page screenshot as <SCREENSHOT_DIR>/<name>.png. */
 export async function saveScreenshot(page: Page, name: string): Promise<void> {
-  await mkdir('test-results/screenshots', { recursive: true });
-  await page.screenshot({ path: `test-results/screenshots/${name}.png`, fullPage: true });
+  await mkdir(screenshotDir, { recursive: true });
+  await page.screenshot({ path: `${screenshotDir}/${name}.png`, fullPage: true });
 }
 
 /** After a failed test: a screenshot of where the page was, named after the test. */

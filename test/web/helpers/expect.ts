@@ -21,3 +21,24 @@ export function assertNoPageErrors(errors: string[], allowed: RegExp[] = []): vo
   const unexpected = errors.filter((e) => !allowed.some((a) => a.test(e)));
   assert.deepEqual(unexpected, [], 'the page logged errors');
 }
+
+/** Waits until the page's document.title is `title` (the app sets it once the screen has rendered). */
+export async function expectTitle(page: Page, title: string, timeout = 15_000): Promise<void> {
+  try {
+    // A string, run in the page (the tests' TypeScript has no DOM types).
+    await page.waitForFunction(`document.title === ${JSON.stringify(title)}`, undefined, { timeout });
+  } catch (err) {
+    throw new Error(`the title is "${await page.title()}", not "${title}"`, { cause: err });
+  }
+}
+
+/** Waits until the form control's value is `value` (it may be set by an effect after the screen renders). */
+export async function expectValue(locator: Locator, value: string, timeout = 15_000): Promise<void> {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const current = await locator.inputValue();
+    if (current === value) return;
+    if (Date.now() > deadline) throw new Error(`the value is "${current}", not "${value}"`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,4 +1,5 @@
 import { useContext, useEffect, useState } from 'preact/hooks';
+import { useDocumentTitle } from '../document-title';
 import { ApiError, postJson } from '../api/http';
 import type { ConversationSummary } from '../api/types';
 import { ConversationStoreContext } from '../conversation-store';
@@ -12,6 +13,7 @@ export function ConversationsView() {
   const store = useContext(ConversationStoreContext);
   const [conversations, setConversations] = useState<ConversationSummary[] | undefined>();
   const [error, setError] = useState<string | undefined>();
+  useDocumentTitle('Conversations');
 
   useEffect(() => {
     postJson<{ conversations: ConversationSummary[] }>('/api/conv/list', {}).then(

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useDocumentTitle } from '../document-title';
 import { ApiError, postJson } from '../api/http';
 import type { CompileError, Draft } from '../api/types';
 import { CodeEditor, moveCursor } from '../components/code-editor';
@@ -25,6 +26,7 @@ export function DraftEditorView({ draftid: routeDraftid }: { draftid?: string })
   const [busy, setBusy] = useState(false);
   const validation = useValidationRun();
   const errorsHeading = useRef<HTMLHeadingElement>(null);
+  useDocumentTitle(...(draftid ? [agentName || undefined, 'draft'] : ['New draft']));
 
   useEffect(() => {
     if (!routeDraftid || (routeDraftid === draftid && agentName)) return;

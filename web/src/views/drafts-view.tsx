@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { useDocumentTitle } from '../document-title';
 import { ApiError, postJson } from '../api/http';
 import type { AgentList } from '../api/types';
 import { errorMessage } from '../messages';
@@ -10,6 +11,7 @@ const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle
 export function DraftsView() {
   const [list, setList] = useState<AgentList | undefined>();
   const [error, setError] = useState<string | undefined>();
+  useDocumentTitle('Drafts');
 
   useEffect(() => {
     postJson<AgentList>('/api/dev/listAgents', {}).then(setList, (err: unknown) =>

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useDocumentTitle } from '../document-title';
 import { ApiError, postJson } from '../api/http';
 import type { PasswordHelp } from '../api/types';
 import { PasswordRules, ruleStates } from '../components/password-rules';
@@ -18,7 +19,11 @@ export function PasswordView({ onSignedIn }: { onSignedIn(): Promise<void> }) {
   const [refused, setRefused] = useState<string[]>([]);
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  /** When no new code was sent because one was, less than a minute ago: until when to wait (ms since the epoch). */
+  const [codeWaitUntil, setCodeWaitUntil] = useState<number | undefined>();
+  const secondsLeft = useSecondsUntil(codeWaitUntil);
   const codeInput = useRef<HTMLInputElement>(null);
+  useDocumentTitle('Set your password');
 
   useEffect(() => {
     postJson<PasswordHelp>('/api/auth/getPasswordHelp', {}, { signedIn: false }).then(setHelp, () => setError('The password rules could not be loaded. Reload the page.'));
@@ -42,7 +47,15 @@ export function PasswordView({ onSignedIn }: { onSignedIn(): Promise<void> }) {
   const sendCode = (event: Event) => {
     event.preventDefault();
     void attempt(async () => {
-      await postJson('/api/auth/emailCode', { email: email.trim() }, { signedIn: false });
+      try {
+        await postJson('/api/auth/emailCode', { email: email.trim() }, { signedIn: false });
+        setCodeWaitUntil(undefined);
+      } catch (err) {
+        // One code a minute per address: the one sent less than a minute ago still works.
+        if (!(err instanceof ApiError && err.code === 'rateLimited')) throw err;
+        const seconds = Number(err.body.details?.retryAfterSeconds) || 60;
+        setCodeWaitUntil(Date.now() + seconds * 1000);
+      }
       setCodeSent(true);
     });
   };
@@ -71,15 +84,23 @@ export function PasswordView({ onSignedIn }: { onSignedIn(): Promise<void> }) {
           <input id="code-email" type="email" autocomplete="username" required value={email} readOnly={codeSent} onInput={(e) => setEmail(e.currentTarget.value)} />
         </div>
         {!codeSent && errorLine}
-        <button type="submit" class={codeSent ? 'secondary' : ''} disabled={busy || !email.trim()}>
-          {codeSent ? 'Send another code' : 'Email me a code'}
+        <button type="submit" class={codeSent ? 'secondary' : ''} disabled={busy || !email.trim() || secondsLeft > 0}>
+          {codeSent ? (secondsLeft > 0 ? `Send another code (in ${secondsLeft} s)` : 'Send another code') : 'Email me a code'}
         </button>
       </form>
       {codeSent && (
         <form onSubmit={setNewPassword}>
           <p class="notice" role="status">
-            If the address belongs to an account, a code is on its way. It is valid for a few minutes.
+            {codeWaitUntil !== undefined
+              ? 'No new code was sent: one was asked for this address less than a minute ago, and codes go out at most once a minute. Use the code from that email.'
+              : 'If the address belongs to an account, a code is on its way. It is valid for a few minutes.'}
           </p>
+          {codeWaitUntil !== undefined && (
+            // Outside the live region: a countdown announced every second would drown the page.
+            <p class="hint" id="code-wait">
+              {secondsLeft > 0 ? `You can ask for another code in ${secondsLeft} s.` : 'You can ask for another code now.'}
+            </p>
+          )}
           <div class="field">
             <label for="code">Code from the email</label>
             <input id="code" ref={codeInput} inputMode="numeric" autocomplete="one-time-code" required value={code} onInput={(e) => setCode(e.currentTarget.value)} />
@@ -113,4 +134,21 @@ export function PasswordView({ onSignedIn }: { onSignedIn(): Promise<void> }) {
       </p>
     </main>
   );
+}
+
+/** The whole seconds left until `until` (ms since the epoch), counting down once a second; 0 once passed or when there is none. */
+function useSecondsUntil(until: number | undefined): number {
+  const left = () => (until === undefined ? 0 : Math.max(0, Math.ceil((until - Date.now()) / 1000)));
+  const [seconds, setSeconds] = useState(left);
+  useEffect(() => {
+    setSeconds(left());
+    if (until === undefined) return;
+    const timer = setInterval(() => {
+      const now = left();
+      setSeconds(now);
+      if (now === 0) clearInterval(timer);
+    }, 1000);
+    return () => clearInterval(timer);
+  }, [until]);
+  return seconds;
 }

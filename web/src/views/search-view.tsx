@@ -7,6 +7,7 @@ import { resultMessages } from '../messages';
 import { useSession } from '../session';
 import { useConversation } from './use-conversation';
 import { postJson } from '../api/http';
+import { useDocumentTitle } from '../document-title';
 
 /**
  * The search page: the user's text goes to the default agent's inputs.query, streamed into the
@@ -18,9 +19,16 @@ export function SearchView({ defaultAgent, convid: routeConvid }: { defaultAgent
   const { turns, ask, running, stopping, summary } = conversation;
   const [query, setQuery] = useState('');
   const agents = usePublishedAgents();
-  const [agentName, setAgentName] = useState(defaultAgent);
+  const [agentName, setAgentName] = useState(conversation.agentName ?? defaultAgent);
   const queryInput = useRef<HTMLInputElement>(null);
   const last = turns[turns.length - 1];
+
+  // The picker shows the agent the conversation is with (opened from the list, a link or a reload, or
+  // waiting for answers): a follow-up search goes on with it unless the user picks another.
+  useEffect(() => {
+    if (conversation.agentName) setAgentName(conversation.agentName);
+  }, [conversation.convid, conversation.agentName]);
+  useDocumentTitle(...(conversation.convid ? [conversation.agentName ?? agentName, 'conversation'] : ['Search']));
 
   useEffect(() => {
     if (last?.end?.resultCode === 'mustLogin') session.ended(resultMessages.mustLogin);
@@ -140,7 +148,11 @@ function usePublishedAgents(): string[] {
 function TurnView({ turn }: { turn: Turn }) {
   return (
     <article class="turn" data-turn={turn.id}>
-      {turn.text && <p class={`turn-sent turn-${turn.kind}`}>{turn.kind === 'answers' ? `Your answers — ${turn.text}` : turn.text}</p>}
+      {turn.kind === 'answers' ? (
+        <p class="turn-sent turn-answers">{turn.text ? `Your answers — ${turn.text}` : 'Your answers — not shown: the server does not keep answers, and they were sent from another tab or device.'}</p>
+      ) : (
+        turn.text && <p class={`turn-sent turn-${turn.kind}`}>{turn.text}</p>
+      )}
       <OutputParts parts={turn.parts} />
       <ResultMessage end={turn.end} error={turn.error} />
     </article>

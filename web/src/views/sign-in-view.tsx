@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { useDocumentTitle } from '../document-title';
 import { ApiError, postJson } from '../api/http';
 import { errorMessage } from '../messages';
 import { followLink } from '../router';
@@ -11,6 +12,7 @@ export function SignInView({ notice, onSignedIn }: { notice?: string; onSignedIn
   const [busy, setBusy] = useState(false);
   const heading = useRef<HTMLHeadingElement>(null);
   const emailInput = useRef<HTMLInputElement>(null);
+  useDocumentTitle('Sign in');
 
   useEffect(() => (notice ? heading.current : emailInput.current)?.focus(), [notice]);
 

@@ -4,11 +4,17 @@ import { startStreamedRun, type RunningCall } from '../api/run-stream';
 import type { Answers, ConversationRead, RunEndData } from '../api/types';
 import { appendDelta, ConversationStoreContext, updateLastTurn, type ConversationView, type Turn } from '../conversation-store';
 import { navigate } from '../router';
+import { recallAnswers, rememberAnswers } from '../sent-answers';
 
 let nextTurnId = 1;
 
 export interface Conversation extends ConversationView {
   convid: string | undefined;
+  /**
+   * The agent the conversation is with: the one waiting for answers, else the one of its last call;
+   * undefined for a new conversation (or one not read back yet).
+   */
+  agentName: string | undefined;
   running: boolean;
   /** True between the click on Stop and the end of the run. */
   stopping: boolean;
@@ -50,11 +56,14 @@ export function useConversation(defaultAgent: string, routeConvid: string | unde
 
   const run = (agentName: string, inputs: Record<string, unknown>, turn: Pick<Turn, 'kind' | 'text'>) => {
     const sentAnswers = turn.kind === 'answers' ? (inputs as Answers) : undefined;
-    setView((v) => ({ ...v, ask: undefined, sentAnswers, turns: [...v.turns, { id: nextTurnId++, ...turn, parts: [] }] }));
+    setView((v) => ({ ...v, ask: undefined, sentAnswers, turns: [...v.turns, { id: nextTurnId++, agentName, ...turn, parts: [] }] }));
     const call = startStreamedRun('/api/exec/execAgent', { agentName, inputs, ...(convid ? { convid } : {}) }, {
       onStart: (data) => {
         setConvid(data.convid);
         navigate(`/c/${data.convid}`, { replace: true });
+        // Kept for this tab, so the transcript read back after a reload still shows them.
+        if (turn.kind === 'answers' && turn.text) rememberAnswers(data.runId, turn.text);
+        setView((v) => ({ ...v, turns: updateLastTurn(v.turns, (t) => ({ ...t, runId: data.runId })) }));
       },
       onPart: (part) => setView((v) => ({ ...v, turns: updateLastTurn(v.turns, (t) => ({ ...t, parts: [...t.parts, part] })) })),
       onDelta: (text) => setView((v) => ({ ...v, turns: updateLastTurn(v.turns, (t) => ({ ...t, parts: appendDelta(t.parts, text) })) })),
@@ -70,6 +79,7 @@ export function useConversation(defaultAgent: string, routeConvid: string | unde
   return {
     ...view,
     convid,
+    agentName: view.ask?.agentName ?? view.turns[view.turns.length - 1]?.agentName ?? view.summary?.pausedBy ?? view.summary?.lastAgentName ?? undefined,
     running: Boolean(running),
     stopping,
     search: (query, agentName = defaultAgent) => run(agentName, { query }, { kind: 'query', text: query }),
@@ -111,10 +121,13 @@ async function loadTranscript(convid: string, setView: (update: (v: Conversation
   } catch {
     return; // not yours, expired, or not reachable: the page shows what it has
   }
+  // A turn without a query answered an ask: its answers are shown if this tab sent them (sent-answers.ts).
   const turns: Turn[] = read.turns.map((turn) => ({
     id: nextTurnId++,
+    runId: turn.runId,
+    agentName: turn.agentName,
     kind: turn.query === null ? 'answers' : 'query',
-    text: turn.query ?? 'sent',
+    text: turn.query ?? recallAnswers(turn.runId) ?? null,
     parts: turn.output,
     end: { resultCode: turn.resultCode, convid, agentName: turn.agentName },
   }));
