@@ -77,7 +77,7 @@ const settings = new WeakMap<Db, { pool: pg.Pool; preparedStatements: boolean; l
 
 function settingsOf(db: Db) {
   const found = settings.get(db);
-  if (!found) throw new Error('takes a Db made by createDb');
+  if (!found) throw new Error('executePrepared and migrateToLatest take a Db made by createDb');
   return found;
 }
 
