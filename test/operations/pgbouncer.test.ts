@@ -27,6 +27,8 @@ describe('through PgBouncer in transaction mode', function () {
   const received: Array<{ runId: string; resultCode: string }> = [];
   const processes: Spawned[] = [];
   let key: string;
+  /** A service account with a webhook: its background runs' ends are POSTed to `receiver`. */
+  let webhookKey: string;
   const counter = uniqueAgentName('counter');
   const sayer = uniqueAgentName('sayer');
   const asker = uniqueAgentName('asker');
@@ -71,7 +73,6 @@ describe('through PgBouncer in transaction mode', function () {
     assert.equal(set.code, 0, set.output);
     webhookKey = account.key;
   });
-  let webhookKey: string;
 
   after(async () => {
     for (const p of processes) p.child.kill('SIGKILL');
