@@ -70,6 +70,7 @@ export function stackEnv(settings: StackSettings): Record<string, string> {
     SECRETS_KEY: randomBytes(32).toString('base64url'),
     SESSION_SECRET: randomBytes(32).toString('base64url'),
     ...(process.env.WEB_INLINE_RUNS ? { WEB_INLINE_RUNS: process.env.WEB_INLINE_RUNS } : {}),
+    ...(process.env.DATABASE_PREPARED_STATEMENTS ? { DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS } : {}),
     ...settings.env,
   };
 }

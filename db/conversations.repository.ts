@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { HistoryEntry, JsonObject, Plan, PrincipalKind } from '../shared/api.js';
 import { historyLimit } from '../shared/history.js';
-import type { Db } from './database.js';
+import { lockTimeoutCondition, type Db } from './database.js';
 import type { Conversation, PausedAsk } from './schema.js';
 
 /** A conversation as a run reads it: with its pause, and the latest published version of the agent called. */
@@ -126,8 +126,9 @@ export function consecutiveStatesValues(states: readonly ConversationState[]) {
   };
 }
 
-export async function touchConversation(trx: Db, id: string, now: Date): Promise<void> {
-  await trx.updateTable('conversations').set({ last_used_at: now }).where('id', '=', id).execute();
+/** Marks the conversation used at `now`; `lockTimeout` (lockTimeoutOf the Db that opened `trx`) bounds the wait for its row. */
+export async function touchConversation(trx: Db, id: string, now: Date, lockTimeout: string | null): Promise<void> {
+  await trx.updateTable('conversations').set({ last_used_at: now }).where('id', '=', id).where(lockTimeoutCondition(lockTimeout)).execute();
 }
 
 export async function findConversation(db: Db, id: string): Promise<Conversation | undefined> {

@@ -1,4 +1,4 @@
-import { Kysely, Migrator, PostgresDialect, type Migration, type MigrationProvider } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, PostgresAdapter, PostgresDialect, sql, type Migration, type MigrationProvider } from 'kysely';
 import { userInfo } from 'node:os';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -45,40 +45,84 @@ function withUser(databaseUrl: string): URL {
   return url;
 }
 
+/** How a Db talks to PostgreSQL, beyond its URL and pool size (DESIGN §17). */
+export interface DbOptions {
+  /**
+   * The longest a statement that writes a conversation's row waits for that row's lock (CONV_WAIT_MS);
+   * unset, the server's `lock_timeout` applies. Set per transaction, never per connection: see withLockTimeout.
+   */
+  lockTimeoutMs?: number;
+  /** Run the hottest statements as named prepared statements (executePrepared): DATABASE_PREPARED_STATEMENTS. */
+  preparedStatements?: boolean;
+}
+
 /**
- * A Kysely instance over a pg pool. `lockTimeoutMs` is set on every connection at start-up (a
- * conversation's row lock is never waited for longer), which costs nothing per query.
+ * A Kysely instance over a pg pool. It keeps no state in its connections (no startup `options`, no
+ * session `SET`, no session advisory lock, no `LISTEN`), so it runs through PgBouncer in transaction
+ * mode: two statements of one process may reach PostgreSQL on different server connections.
  */
-export function createDb(databaseUrl: string, maxConnections = 10, { lockTimeoutMs }: { lockTimeoutMs?: number } = {}): Db {
-  const pool = new pg.Pool({
-    connectionString: withUser(databaseUrl).toString(),
-    max: maxConnections,
-    connectionTimeoutMillis: 5000,
-    ...(lockTimeoutMs === undefined ? {} : { options: `-c lock_timeout=${Math.max(1, Math.round(lockTimeoutMs))}` }),
-  });
+export function createDb(databaseUrl: string, maxConnections = 10, options: DbOptions = {}): Db {
+  const pool = new pg.Pool({ connectionString: withUser(databaseUrl).toString(), max: maxConnections, connectionTimeoutMillis: 5000 });
   // A client that loses its connection (server restart) emits 'error', idle or checked out; the query
   // in flight fails with the same error (a 503), and the pool replaces the client. Unheard, it would crash the process.
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  pools.set(db, pool);
+  settings.set(db, { pool, preparedStatements: options.preparedStatements ?? false, lockTimeout: lockTimeoutValue(options.lockTimeoutMs) });
   return db;
 }
 
-/** The pool under each Db createDb made, for executePrepared. */
-const pools = new WeakMap<Db, pg.Pool>();
+/** What createDb knew of each Db it made: its pool, for executePrepared, and its options. */
+const settings = new WeakMap<Db, { pool: pg.Pool; preparedStatements: boolean; lockTimeout: string | null }>();
+
+function settingsOf(db: Db) {
+  const found = settings.get(db);
+  if (!found) throw new Error('executePrepared and migrateToLatest take a Db made by createDb');
+  return found;
+}
+
+/** `lock_timeout`'s value for a timeout in milliseconds (0 is "none" to PostgreSQL: at least 1 ms). */
+function lockTimeoutValue(ms: number | undefined): string | null {
+  return ms === undefined ? null : `${Math.max(1, Math.round(ms))}ms`;
+}
 
 /**
- * Runs `text` as a named prepared statement: each connection has PostgreSQL parse and plan it once,
- * not at every call, and the statement skips Kysely's building and compiling. Only for the hottest
- * statements, whose text never changes (a new conversation's first run, run-commit.repository.ts):
- * at one call at a time it took a first run's commit from 0.87 to 0.32 ms p50 here. Through PgBouncer
- * in transaction mode it needs PgBouncer 1.21 or later with `max_prepared_statements` set.
+ * The Db's lock timeout, as the value of a statement parameter for withLockTimeout: null when it has
+ * none (or `db` is a transaction, which createDb did not make): the setting is then left as it is.
+ */
+export function lockTimeoutOf(db: Db): string | null {
+  return settings.get(db)?.lockTimeout ?? null;
+}
+
+/**
+ * A condition that is always true and, evaluated, sets `lock_timeout` to `param` (a statement
+ * parameter: lockTimeoutOf's value, or null to leave it as it is) for the rest of the statement's
+ * transaction: `set_config(…, true)` is `SET LOCAL` as a function. Put in the WHERE of a statement that
+ * locks a conversation's row (an update, a `FOR UPDATE`): it refers to none of the row's columns, so
+ * PostgreSQL evaluates it once, before the scan, thus before the first lock is waited for; and the
+ * statement stays one round trip, with nothing left on the connection after its transaction.
+ */
+export function withLockTimeout(param: string): string {
+  return `(select set_config('lock_timeout', coalesce(${param}::text, current_setting('lock_timeout')), true)) is not null`;
+}
+
+/** withLockTimeout for a statement Kysely builds, `lockTimeout` lockTimeoutOf's value. */
+export function lockTimeoutCondition(lockTimeout: string | null) {
+  return sql<boolean>`(select set_config('lock_timeout', coalesce(${lockTimeout}::text, current_setting('lock_timeout')), true)) is not null`;
+}
+
+/**
+ * Runs `text` as a named prepared statement when the Db was made with `preparedStatements`: each
+ * connection has PostgreSQL parse and plan it once, not at every call. Otherwise (the default) as an
+ * unnamed statement, parsed at every call: through PgBouncer in transaction mode before 1.21, a name
+ * prepared on one server connection is unknown on the next, or already there on another
+ * (`prepared statement "…" already exists`). Either way the statement skips Kysely's building and
+ * compiling. Only for the hottest statements, whose text never changes (run-commit.repository.ts):
+ * at one call at a time, prepared and uncompiled took a first run's commit from 0.87 to 0.32 ms p50 here.
  */
 export async function executePrepared(db: Db, name: string, text: string, values: readonly unknown[]): Promise<void> {
-  const pool = pools.get(db);
-  if (!pool) throw new Error('executePrepared takes a Db made by createDb');
-  await pool.query({ name, text, values: [...values] });
+  const { pool, preparedStatements } = settingsOf(db);
+  await pool.query(preparedStatements ? { name, text, values: [...values] } : { text, values: [...values] });
 }
 
 /** Creates the database named in the URL when it does not exist yet. */
@@ -94,17 +138,52 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
     if (found.rowCount) return;
     await client.query(`create database ${pg.escapeIdentifier(name)}`);
   } catch (err) {
-    // Two processes starting together may race to create it.
-    if ((err as { code?: string }).code !== '42P04') throw err;
+    // Two processes starting together may race to create it: the loser gets duplicate_database, or
+    // the unique violation of pg_database's name index when both were creating it at once.
+    const { code, constraint } = err as { code?: string; constraint?: string };
+    if (code !== '42P04' && !(code === '23505' && constraint === 'pg_database_datname_index')) throw err;
   } finally {
     await client.end();
   }
 }
 
-/** Applies pending migrations; returns the names applied. */
+/**
+ * Applies pending migrations; returns the names applied. Processes starting together migrate one at a
+ * time under Kysely's migration lock, taken here in the migration's own transaction
+ * (`pg_advisory_xact_lock`, on the key of Kysely's session lock, so processes of an earlier version
+ * are still kept out): a session lock taken and released in statements of their own could, through
+ * PgBouncer in transaction mode, be released on another server connection than the one holding it,
+ * and stay held there.
+ */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
+  // On db's pool, which db.destroy() ends: this instance is not destroyed.
+  const migrating = new Kysely<Database>({ dialect: new TransactionLockedMigrations({ pool: settingsOf(db).pool }) });
+  const migrator = new Migrator({ db: migrating, provider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Kysely's migration lock key (kysely/dist/esm/dialect/postgres/postgres-adapter.js). */
+const migrationLockKey = '3853314791062309107';
+
+/** PostgreSQL for the Migrator, which runs the migrations in one transaction: its lock is taken as that transaction begins. */
+class TransactionLockedMigrations extends PostgresDialect {
+  override createAdapter() {
+    return new (class extends PostgresAdapter {
+      // Taken in beginTransaction below, released by the transaction's end.
+      override async acquireMigrationLock(): Promise<void> {}
+      override async releaseMigrationLock(): Promise<void> {}
+    })();
+  }
+
+  override createDriver() {
+    const driver = super.createDriver();
+    const begin = driver.beginTransaction.bind(driver);
+    driver.beginTransaction = async (connection, transaction) => {
+      await begin(connection, transaction);
+      await connection.executeQuery(CompiledQuery.raw(`select pg_advisory_xact_lock(${migrationLockKey})`));
+    };
+    return driver;
+  }
 }

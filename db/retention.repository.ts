@@ -1,7 +1,7 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Principal } from '../shared/api.js';
 import { retentionDays } from '../shared/retention.js';
-import type { Db } from './database.js';
+import { lockTimeoutCondition, lockTimeoutOf, type Db } from './database.js';
 
 const dayMs = 86_400_000;
 
@@ -80,6 +80,7 @@ export async function setPinned(db: Db, owner: Pick<Principal, 'kind' | 'id'>, c
     .where('owner_kind', '=', owner.kind)
     .where('owner_id', '=', owner.id)
     .where(sql<SqlBool>`not ${expiredAt(now)}`)
+    .where(lockTimeoutCondition(lockTimeoutOf(db)))
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;

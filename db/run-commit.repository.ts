@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { historyLimit } from '../shared/history.js';
-import { executePrepared, type Db } from './database.js';
+import { executePrepared, lockTimeoutCondition, lockTimeoutOf, withLockTimeout, type Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
 import type { NewExecution } from './schema.js';
@@ -214,6 +214,7 @@ export async function recordConversationRun(db: Db, run: ConversationRun): Promi
       .set((eb) => ({ ...conversationStateValues(run.state), last_used_at: run.now, version: eb('version', '+', 1) }))
       .where('id', '=', run.convid)
       .where('version', '=', run.version)
+      .where(lockTimeoutCondition(lockTimeoutOf(db)))
       .returning('id'),
   );
   // The record's convid comes from the fenced update: null, and the statement fails whole, when it matched nothing.
@@ -247,8 +248,8 @@ function historyAppended(history: string, limit: string, entry: string): string 
  * recordConversationRun for a run that leaves the pause as it is (most runs on a conversation), in a
  * prepared statement: the same fenced update, history append and record, parsed and planned once per
  * connection. Its parameters are the new variables, the history limit, the entry added, the time, the
- * conversation and the version read, then the record's columns but its convid, which comes from the
- * update.
+ * conversation and the version read, the record's columns but its convid, which comes from the
+ * update, then the lock timeout (withLockTimeout).
  */
 const conversationRunStatement = (() => {
   const execution = placeholders(8, executionColumns.length - 1);
@@ -258,7 +259,7 @@ const conversationRunStatement = (() => {
     text:
       `with conversation as (update conversations set agent_vars = $1, conv_vars = $2, ` +
       `history = ${historyAppended('history', '$3', '$4::jsonb')}, ` +
-      `last_used_at = $5, version = version + 1 where id = $6 and version = $7 returning id) ` +
+      `last_used_at = $5, version = version + 1 where id = $6 and version = $7 and ${withLockTimeout(`$${7 + executionColumns.length}`)} returning id) ` +
       `insert into executions (${executionColumns.join(', ')}) values (${values.join(', ')})`,
   };
 })();
@@ -275,6 +276,7 @@ async function recordConversationRunKeepingPause(db: Db, run: ConversationRun): 
     run.convid,
     run.version,
     ...executionColumns.filter((column) => column !== 'convid').map((column) => execution[column]),
+    lockTimeoutOf(db),
   ];
   const { name, text } = conversationRunStatement;
   return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'executions', 'convid');
@@ -301,6 +303,7 @@ export async function recordRunsOnConversations(db: Db, runs: readonly Conversat
     runs.map((run) => run.now),
     historyLimit,
     ...executionColumns.map((column) => executions.map((execution) => execution[column])),
+    lockTimeoutOf(db),
   ];
   const { name, text } = runsOnConversationsStatement;
   return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'executions', 'convid');
@@ -311,9 +314,9 @@ export async function recordRunsOnConversations(db: Db, runs: readonly Conversat
  * column an array parameter, unnested into rows, as for first runs together). The conversations are
  * locked first, in id order, so two such statements sharing some conversations never wait on each
  * other crosswise; the update then finds its rows locked. Parameters: the conversations, the versions
- * read, the new variables, the history entries added, the times, the history limit, then the records'
+ * read, the new variables, the history entries added, the times, the history limit, the records'
  * columns (the convid among them is the run's; the record takes the fenced update's, null when the
- * conversation moved on).
+ * conversation moved on), then the lock timeout (withLockTimeout), set before the rows are locked.
  */
 const runsOnConversationsStatement = (() => {
   const executionArrays = executionColumns.map((column, i) => `$${8 + i}::${executionTypes[column]}[]`);
@@ -321,7 +324,8 @@ const runsOnConversationsStatement = (() => {
   const text =
     `with input as materialized (select * from unnest($1::uuid[], $2::int[], $3::jsonb[], $4::jsonb[], $5::jsonb[], $6::timestamptz[]) ` +
     `as r(id, version, agent_vars, conv_vars, added, last_used_at)), ` +
-    `locked as materialized (select c.id from conversations c where c.id in (select id from input) order by c.id for update), ` +
+    `locked as materialized (select c.id from conversations c where c.id in (select id from input) ` +
+    `and ${withLockTimeout(`$${8 + executionColumns.length}`)} order by c.id for update), ` +
     `conversation as (update conversations c set agent_vars = r.agent_vars, conv_vars = r.conv_vars, ` +
     `history = ${historyAppended('c.history', '$7', 'r.added')}, ` +
     `last_used_at = r.last_used_at, version = c.version + 1 ` +
@@ -364,6 +368,7 @@ export async function recordConsecutiveRuns(db: Db, runs: readonly ConversationR
         .set((eb) => ({ ...consecutiveStatesValues(runs.map((run) => run.state)), last_used_at: last.now, version: eb('version', '+', runs.length) }))
         .where('id', '=', first.convid)
         .where('version', '=', first.version)
+        .where(lockTimeoutCondition(lockTimeoutOf(db)))
         .returning('id'),
     )
     .insertInto('executions')

@@ -17,7 +17,7 @@ export interface Runtime {
 
 /** Opens the database pool and resolves the secrets. */
 export async function openRuntime(config: Config, logger: Logger, maxConnections = 10): Promise<Runtime> {
-  const db = createDb(config.databaseUrl, maxConnections, { lockTimeoutMs: config.convWaitMs });
+  const db = createDb(config.databaseUrl, maxConnections, { lockTimeoutMs: config.convWaitMs, preparedStatements: config.databasePreparedStatements });
   const secrets = await resolveSecrets(db, config, logger);
   return { config, logger, db, secrets, box: createSecretBox(secrets.secretsKey), clock: systemClock };
 }

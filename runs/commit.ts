@@ -1,6 +1,6 @@
 import type { ExecutionResponse } from '../shared/api.js';
 import type { RunJobData } from '../shared/jobs.js';
-import type { Db } from '../db/database.js';
+import { lockTimeoutOf, type Db } from '../db/database.js';
 import type { NewExecution } from '../db/schema.js';
 import { touchConversation, type ConversationState } from '../db/conversations.repository.js';
 import { insertExecution } from '../db/executions.repository.js';
@@ -78,7 +78,7 @@ export async function commitFirstRun(
 /** Records a call asked again (its answers refused): the conversation counts as used, its pause is kept. */
 export async function recordAskedAgain(db: Db, data: RunJobData, record: RunRecord): Promise<RunEnding> {
   return db.transaction().execute(async (trx) => {
-    await touchConversation(trx, data.convid, record.startedAt);
+    await touchConversation(trx, data.convid, record.startedAt, lockTimeoutOf(db));
     return recordEnding(trx, data, record);
   });
 }

@@ -15,6 +15,8 @@ export interface Config {
   workerConcurrency: number;
   /** PostgreSQL connections per process; `npm start` (web and worker in one) opens twice this. */
   databasePoolSize: number;
+  /** The hottest statements as named prepared statements (DESIGN §17): not through PgBouncer in transaction mode before 1.21. */
+  databasePreparedStatements: boolean;
   /** A worker above this RSS takes no new job until it is below. */
   workerMemoryMb: number;
   maxAgentRuntimeMs: number;
@@ -100,6 +102,7 @@ const variables = {
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 letters, digits, _ - . { }'),
   WORKER_CONCURRENCY: int(1, 100_000),
   DATABASE_POOL_SIZE: int(2, 1000),
+  DATABASE_PREPARED_STATEMENTS: bool,
   WORKER_MEMORY_MB: int(128),
   MAX_AGENT_RUNTIME_MS: int(100),
   AGENT_MEMORY_MB: int(8, 4096),
@@ -162,6 +165,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queuePrefix: parsed.QUEUE_PREFIX ?? 'agentexec',
     workerConcurrency: parsed.WORKER_CONCURRENCY ?? 1000,
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
+    databasePreparedStatements: parsed.DATABASE_PREPARED_STATEMENTS ?? false,
     workerMemoryMb: parsed.WORKER_MEMORY_MB ?? 2048,
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,

@@ -24,11 +24,12 @@ import { pickWorkflow, type LoadContext } from './workflows.js';
  * made. Every answer is checked as it comes, and at the end every conversation's variables, history,
  * pause and execution records are compared with what its calls imply. Then the webhook burst
  * (webhook-burst.ts): `--burst` background runs (10,000; 1,000 with --quick) whose webhooks must all
- * arrive once, the receiver restarted midway. Exits 1 on any failure.
+ * arrive once, the receiver restarted midway. Exits 1 on any failure. `--postgres-url` names the
+ * PostgreSQL server (no database: the test makes its own there), e.g. a PgBouncer in front of it.
  */
 
 const redisUrl = 'redis://127.0.0.1:6379';
-const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
+const defaultPostgresUrl = 'postgres://postgres@127.0.0.1:5432';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 interface LoadOptions {
@@ -37,12 +38,14 @@ interface LoadOptions {
   maxSeconds: number;
   /** Background runs in the webhook burst. */
   burst: number;
+  /** The PostgreSQL server everything connects to, without a database (a PgBouncer in front of it, say). */
+  postgresUrl: string;
 }
 
 function parseOptions(argv: string[]): LoadOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { quick: { type: 'boolean' }, calls: { type: 'string' }, clients: { type: 'string' }, 'max-seconds': { type: 'string' }, burst: { type: 'string' } },
+    options: { quick: { type: 'boolean' }, calls: { type: 'string' }, clients: { type: 'string' }, 'max-seconds': { type: 'string' }, burst: { type: 'string' }, 'postgres-url': { type: 'string' } },
   });
   const number = (name: string, value: string | undefined, fallback: number) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -55,14 +58,28 @@ function parseOptions(argv: string[]): LoadOptions {
     clients: number('clients', values.clients, quick ? 50 : 200),
     maxSeconds: number('max-seconds', values['max-seconds'], quick ? 120 : 600),
     burst: number('burst', values.burst, quick ? 1_000 : 10_000),
+    postgresUrl: serverUrl(values['postgres-url'] ?? defaultPostgresUrl),
   };
+}
+
+/** A postgres:// URL of a server, without a database; a trailing slash dropped. */
+function serverUrl(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error('--postgres-url must be a postgres:// URL');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new Error('--postgres-url must be a postgres:// URL');
+  if (url.pathname.length > 1 || url.search) throw new Error('--postgres-url names a server, not a database (postgres://user@host:port)');
+  return value.replace(/\/$/, '');
 }
 
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const queuePrefix = `agentexec-load-${tag}`;
-  const databaseUrl = `${postgresUrl}/agentexec_load_${tag}`;
+  const databaseUrl = `${options.postgresUrl}/agentexec_load_${tag}`;
   const teardown = createTeardown();
   cleanUpOnInterrupt(teardown, log);
   teardown.add(`delete Redis keys ${queuePrefix}*`, async () => `${await deleteKeysWithPrefix(redisUrl, queuePrefix)} deleted`);
@@ -167,7 +184,7 @@ function formatReport(
     `  ${kind.padEnd(12)} ${String(latency.count).padStart(7)} ${latency.p50.toFixed(1).padStart(9)} ${latency.p99.toFixed(1).padStart(9)} ${latency.max.toFixed(1).padStart(9)} ${String(failures).padStart(8)}`,
   );
   return [
-    `load test: ${options.clients} clients, 2 web + 2 worker processes`,
+    `load test: ${options.clients} clients, 2 web + 2 worker processes, PostgreSQL at ${options.postgresUrl}`,
     `calls: ${tally.calls()} in ${outcome.seconds.toFixed(1)} s = ${(tally.calls() / outcome.seconds).toFixed(0)} calls/s`,
     `  ${'kind'.padEnd(12)} ${'calls'.padStart(7)} ${'p50 ms'.padStart(9)} ${'p99 ms'.padStart(9)} ${'max ms'.padStart(9)} ${'failures'.padStart(8)}`,
     ...rows,

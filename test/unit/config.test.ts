@@ -13,6 +13,12 @@ describe('loadConfig', () => {
     assert.deepEqual(config.agentHttpAllow, []);
   });
 
+  it('uses named prepared statements only when DATABASE_PREPARED_STATEMENTS says so', () => {
+    assert.equal(loadConfig({}).databasePreparedStatements, false, 'off by default: PgBouncer before 1.21 in transaction mode cannot take them');
+    assert.equal(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'true' }).databasePreparedStatements, true);
+    assert.throws(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'sometimes' }), /DATABASE_PREPARED_STATEMENTS: must be true or false/);
+  });
+
   it('stops with a message naming every bad variable', () => {
     assert.throws(
       () => loadConfig({ PORT: 'eighty', REDIS_URL: 'http://x', AGENT_MEMORY_MB: '2' }),
