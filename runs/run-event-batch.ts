@@ -1,4 +1,5 @@
-import { Command, type Redis } from 'ioredis';
+import { Command } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { settledPerTurn } from './per-turn-batch.js';
 
 /** One logged run's event, as the batch sends it (run-event-publisher.ts). */
@@ -40,13 +41,13 @@ export interface RunEventBatch {
   append(event: BatchedRunEvent): Promise<void>;
 }
 
-export function createRunEventBatch(redis: Redis): RunEventBatch {
+export function createRunEventBatch(redis: RedisClient): RunEventBatch {
   // One promise for a whole batch, settled by its sending: not one per event.
   return { append: settledPerTurn<BatchedRunEvent, void>((events) => sendEvents(redis, events)) };
 }
 
 /** The events in calls of at most maxEventsPerCall, written one after the other (never waiting between). */
-function sendEvents(redis: Redis, events: readonly BatchedRunEvent[]): Promise<void> {
+function sendEvents(redis: RedisClient, events: readonly BatchedRunEvent[]): Promise<void> {
   const calls: Promise<unknown>[] = [];
   for (let from = 0; from < events.length; from += maxEventsPerCall) {
     const slice = events.slice(from, from + maxEventsPerCall);

@@ -1,11 +1,11 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runs/redis-connection.js';
 import type { Logger } from '../shared/logger.js';
 
 /**
  * Upserts a BullMQ job scheduler now, and again each time `connection` comes back after it was lost:
  * a Redis restarted without persistence has forgotten it, and upserting is idempotent.
  */
-export async function keepJobScheduler(connection: Redis, name: string, upsert: () => Promise<unknown>, logger: Logger): Promise<void> {
+export async function keepJobScheduler(connection: RedisClient, name: string, upsert: () => Promise<unknown>, logger: Logger): Promise<void> {
   await upsert();
   let lost = false;
   connection.on('close', () => (lost = true));

@@ -1,9 +1,9 @@
-import { Redis } from 'ioredis';
 import { runChannel, runEventsKey } from '../../shared/channels.js';
 import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../../shared/events.js';
 import { afterIoPoll } from '../../shared/after-io-poll.js';
 import { settledPerTurn } from '../../runs/per-turn-batch.js';
 import type { Logger } from '../../shared/logger.js';
+import { openRedis, type RedisClient, type RedisTarget } from '../../runs/redis-connection.js';
 
 /**
  * How a web process receives the events of runs, over one subscriber connection:
@@ -29,8 +29,8 @@ export interface RunEvents {
 /** An event this long (characters of JSON) is handed to its handler in a later turn of the event loop. */
 const largeEventChars = 256 * 1024;
 
-export async function openRunEvents(redisUrl: string, reader: Redis, prefix: string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
-  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+export async function openRunEvents(target: RedisTarget, reader: RedisClient, prefix: string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
+  const subscriber = openRedis(target, { maxRetriesPerRequest: null });
   const inboxHandlers = new Map<string, (event: RunEvent) => void>();
   const channelHandlers = new Map<string, Set<(event: LoggedEvent) => void>>();
 
