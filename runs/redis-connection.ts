@@ -1,5 +1,5 @@
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { Config } from '../shared/config.js';
+import { ConfigError, type Config } from '../shared/config.js';
 
 /**
  * Every Redis connection of every process is opened here (DESIGN §17): a plain `Redis` on one server,
@@ -89,4 +89,27 @@ export function isCluster(client: RedisClient): client is Cluster {
 export function waitForReady(client: RedisClient): Promise<void> {
   if (client.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => client.once('ready', () => resolve()));
+}
+
+/**
+ * Stops start-up with a message naming REDIS_CLUSTER when it says the opposite of what the server at
+ * REDIS_URL is (a plain client on a cluster node fails on every key of another node's slots; a cluster
+ * client on a plain server never becomes ready). A server that cannot be reached is not judged: the
+ * connections wait for it.
+ */
+export async function checkRedisMode(target: RedisTarget): Promise<void> {
+  const url = target.redisUrl.split(',')[0]!.trim();
+  const probe = new Redis(url, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 3000, commandTimeout: 3000 });
+  probe.on('error', () => undefined);
+  let clusterEnabled: boolean;
+  try {
+    await probe.connect();
+    clusterEnabled = /^cluster_enabled:1/m.test(await probe.info('cluster'));
+  } catch {
+    return;
+  } finally {
+    probe.disconnect();
+  }
+  if (clusterEnabled && !target.redisCluster) throw new ConfigError('Invalid configuration:\n  REDIS_CLUSTER: REDIS_URL names a node of a Redis Cluster; set REDIS_CLUSTER=true');
+  if (!clusterEnabled && target.redisCluster) throw new ConfigError('Invalid configuration:\n  REDIS_CLUSTER: REDIS_URL names a Redis that is not a cluster node; set REDIS_CLUSTER=false');
 }
