@@ -3,6 +3,7 @@ import { runChannel, runEventsKey } from '../shared/channels.js';
 import { firstWorkerEventId, type RunEvent } from '../shared/events.js';
 import type { RunJobData } from '../shared/jobs.js';
 import { createRunEventBatch, type RunEventBatch } from './run-event-batch.js';
+import { publishRunEvent } from './run-event-pubsub.js';
 
 type EventOf<E> = E extends RunEvent ? Omit<E, 'runId'> : never;
 /** An event of the run, without its run id (the publisher adds it). */
@@ -20,7 +21,7 @@ export function createRunEventPublisher(redis: RedisClient, prefix: string, data
   const events = data.events;
   if (events.kind === 'inbox') {
     return async (event) => {
-      await redis.publish(events.channel, JSON.stringify({ runId: data.runId, ...event }));
+      await publishRunEvent(redis, events.channel, JSON.stringify({ runId: data.runId, ...event }));
     };
   }
   const listKey = runEventsKey(prefix, data.runId);

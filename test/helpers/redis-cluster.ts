@@ -94,5 +94,5 @@ export async function killNode(node: ClusterNode): Promise<void> {
 
 /** Starts the nodes that are down again and waits until the cluster is whole (.ci/redis-cluster). */
 export async function healCluster(): Promise<void> {
-  await promisify(execFile)(startScript, [], { timeout: 60_000 });
+  await promisify(execFile)(startScript, [], { timeout: 90_000 });
 }

@@ -118,10 +118,19 @@ describe('on a Redis Cluster (web and worker processes)', function () {
     assert.deepEqual(answered.body.output, [{ type: 'text', text: 'hi Ada' }]);
   });
 
-  it('cancels a running call', async () => {
+  it('cancels a running call; its events go by sharded pub/sub on the master that holds its keys', async () => {
     const stream = await openStream(url, '/api/exec/execAgent', { agentName: spinner, stream: true }, { key });
     await stream.next((e) => e.event === 'part');
     const convid = stream.events[0]!.data.convid;
+    const onMaster = new Redis({ host: keysMaster.host, port: keysMaster.port });
+    try {
+      const channel = `{${prefix}}:run:${stream.headers.get('x-run-id')}`;
+      assert.deepEqual(await onMaster.call('PUBSUB', 'SHARDNUMSUB', channel), [channel, 1]);
+      assert.deepEqual(await onMaster.call('PUBSUB', 'NUMSUB', channel), [channel, 0], 'not plain pub/sub');
+      assert.equal(((await onMaster.call('PUBSUB', 'SHARDCHANNELS', `{${prefix}}:inbox:*`)) as string[]).length, 1, "the web process's inbox");
+    } finally {
+      onMaster.disconnect();
+    }
     assert.deepEqual((await post(url, '/api/exec/cancel', { convid }, { key })).body, { cancelled: true });
     const end = await stream.next((e) => e.event === 'end');
     assert.equal(end.data.resultCode, 'stopped');
