@@ -13,8 +13,6 @@ export interface Config {
   redisUrl: string;
   /** Every connection is a Redis Cluster client (REDIS_CLUSTER). */
   redisCluster: boolean;
-  /** Shards the conversations are spread over (REDIS_SHARDS, DESIGN §17). */
-  redisShards: number;
   /**
    * The prefix of every Redis key and channel. On a cluster it carries a hash tag (QUEUE_PREFIX as given
    * when it has one, else QUEUE_PREFIX in braces), so every key a script or a transaction touches is in
@@ -115,7 +113,8 @@ const variables = {
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   REDIS_URL: redisUrls,
   REDIS_CLUSTER: bool,
-  REDIS_SHARDS: int(1, 1024),
+  // DESIGN §17's shards are not built yet: a count other than 1 is refused rather than ignored.
+  REDIS_SHARDS: z.string().trim().refine((v) => v === '1', 'must be 1: spreading conversations over shards is not supported yet'),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 letters, digits, _ - . { }'),
   WORKER_CONCURRENCY: int(1, 100_000),
   DATABASE_POOL_SIZE: int(2, 1000),
@@ -180,7 +179,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: parsed.DATABASE_URL ?? 'postgres://127.0.0.1:5432/agentexec',
     redisUrl: parsed.REDIS_URL ?? 'redis://127.0.0.1:6379',
     redisCluster: parsed.REDIS_CLUSTER ?? false,
-    redisShards: parsed.REDIS_SHARDS ?? 1,
     queuePrefix: keyPrefix(parsed.QUEUE_PREFIX ?? 'agentexec', parsed.REDIS_CLUSTER ?? false),
     workerConcurrency: parsed.WORKER_CONCURRENCY ?? 1000,
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
