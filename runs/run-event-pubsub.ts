@@ -39,11 +39,13 @@ export function onRunEventMessage(subscriber: RedisClient, handler: (channel: st
 /**
  * Tells when the subscriptions were lost (messages published from then on are gone) and when they are
  * back. A plain connection: it closed, and is ready again (ioredis subscribes again before `ready`).
- * A cluster: one of its sharded subscriber connections went (a node failed or left), and the set was
- * made again (ioredis subscribes the channels of every slot again before `subscribersReady`).
+ * A cluster: it closed, or one of its sharded subscriber connections went (a node failed or left), and
+ * the set was made again (ioredis subscribes the channels of every slot again before `subscribersReady`).
  */
 export function onRunEventSubscriptions(subscriber: RedisClient, lost: () => void, back: () => void): void {
   if (isCluster(subscriber)) {
+    // The whole cluster connection lost stops every sharded subscriber; they are made again after it is back.
+    subscriber.on('close', lost);
     subscriber.on('-subscriber', lost);
     subscriber.on('subscribersReady', back);
     return;
