@@ -1,5 +1,6 @@
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { openRedis } from '../runs/redis-connection.js';
+import { onRunEventMessage, publishRunEvent, subscribeRunEvents } from '../runs/run-event-pubsub.js';
 import type { Profile } from './options.js';
 import { runConcurrent, runSequential, withTimeout, type LoadResult } from './stats.js';
 
@@ -52,21 +53,23 @@ function toFloor(sequential: LoadResult, concurrent: LoadResult): Floor {
   };
 }
 
-export async function openFloorRig(redisUrl: string, prefix: string, concurrency: number): Promise<FloorRig> {
+/** On a Redis Cluster (`cluster`), `prefix` must carry a hash tag, and the result goes by sharded pub/sub as run events do. */
+export async function openFloorRig(redisUrl: string, prefix: string, concurrency: number, cluster = false): Promise<FloorRig> {
   const channel = `${prefix}:floor:results`;
   const waiting = new Map<string, () => void>();
-  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  subscriber.on('message', (_channel: string, id: string) => waiting.get(id)?.());
-  await subscriber.subscribe(channel);
+  const target = { redisUrl, redisCluster: cluster };
+  const subscriber = openRedis(target, { maxRetriesPerRequest: null, sharded: true });
+  onRunEventMessage(subscriber, (_channel, id) => waiting.get(id)?.());
+  await subscribeRunEvents(subscriber, [channel]);
 
-  const publisher = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const producer = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const consumer = new Redis(redisUrl, { maxRetriesPerRequest: null });
+  const publisher = openRedis(target, { maxRetriesPerRequest: 1 });
+  const producer = openRedis(target, { maxRetriesPerRequest: 1 });
+  const consumer = openRedis(target, { maxRetriesPerRequest: null });
   const queue = new Queue<{ id: string }>('floor', { connection: producer, prefix });
   const worker = new Worker<{ id: string }>(
     'floor',
     async (job) => {
-      await publisher.publish(channel, job.data.id);
+      await publishRunEvent(publisher, channel, job.data.id);
     },
     { connection: consumer, prefix, concurrency },
   );

@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import { openRedis } from '../runs/redis-connection.js';
 import { serviceAccountsChannel } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import { bearerKeyCacheMaxAgeMs } from '../server/auth/bearer-key-cache.js';
@@ -14,7 +14,7 @@ const redisTimeoutMs = 3000;
  * their cached copy is past its maximum age.
  */
 export async function announceServiceAccountChange(
-  config: Pick<Config, 'redisUrl' | 'queuePrefix'>,
+  config: Pick<Config, 'redisUrl' | 'redisCluster' | 'queuePrefix'>,
   accountId: string,
 ): Promise<string | undefined> {
   const failure = await publishOnce(config, serviceAccountsChannel(config.queuePrefix), accountId);
@@ -23,12 +23,12 @@ export async function announceServiceAccountChange(
 }
 
 /** Publishes one message over a connection of its own; answers why it could not, or undefined. */
-export async function publishOnce(config: Pick<Config, 'redisUrl'>, channel: string, message: string): Promise<string | undefined> {
-  const redis = new Redis(config.redisUrl, {
+export async function publishOnce(config: Pick<Config, 'redisUrl' | 'redisCluster'>, channel: string, message: string): Promise<string | undefined> {
+  const redis = openRedis(config, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
+    once: true,
     connectTimeout: redisTimeoutMs,
     commandTimeout: redisTimeoutMs,
   });

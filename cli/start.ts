@@ -1,4 +1,5 @@
 import { loadConfig } from '../shared/config.js';
+import { checkRedisMode } from '../runs/redis-connection.js';
 import { createLogger } from '../shared/logger.js';
 import { ensureDatabase, createDb, migrateToLatest } from '../db/database.js';
 import { openRuntime } from '../db/runtime.js';
@@ -9,6 +10,7 @@ import { exitProcess } from '../workers/sandbox/process-exit.js';
 
 /** `npm start`: one process for one machine — creates and migrates the database, then serves web + worker. */
 const config = loadConfig();
+await checkRedisMode(config);
 const logger = createLogger(config.logLevel);
 await ensureDatabase(config.databaseUrl);
 const migrationDb = createDb(config.databaseUrl, 1);

@@ -1,4 +1,5 @@
 import { loadConfig } from '../shared/config.js';
+import { checkRedisMode } from '../runs/redis-connection.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../db/runtime.js';
 import { startWeb } from '../server/web.js';
@@ -7,6 +8,7 @@ import { exitProcess } from '../workers/sandbox/process-exit.js';
 
 /** Entry point of a web process (Procfile `web`): the API, answering short runs itself (workers/inline-runs.ts). */
 const config = loadConfig();
+await checkRedisMode(config);
 const logger = createLogger(config.logLevel);
 const runtime = await openRuntime(config, logger, config.databasePoolSize);
 const web = await startWeb(runtime, config.port, { inlineRuns: await startInlineRuns(runtime) });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { ExecutionResponse } from '../shared/api.js';
 import type { Config } from '../shared/config.js';
 import type { RunJobData } from '../shared/jobs.js';
@@ -14,7 +14,7 @@ import { leaveTurn } from './turns.js';
 export interface EndWithoutRunDeps {
   db: Db;
   /** The connection the metrics, the turn and the end event go through. */
-  redis: Redis;
+  redis: RedisClient;
   config: Pick<Config, 'queuePrefix' | 'streamReplaySeconds'>;
 }
 

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 
 /**
  * A Lua script sent as a plain EVAL: unlike a MULTI it rides the connection's auto-pipelining, so the
@@ -8,5 +8,5 @@ import type { Redis } from 'ioredis';
  * current turn already exists, its replies go to the wrong callers, ioredis issue #1931.)
  */
 export function scriptCommand<Args extends (string | number)[]>(numberOfKeys: number, lua: string) {
-  return (redis: Redis, ...args: Args): Promise<unknown> => redis.eval(lua, numberOfKeys, ...args);
+  return (redis: RedisClient, ...args: Args): Promise<unknown> => redis.eval(lua, numberOfKeys, ...args);
 }

@@ -1,5 +1,7 @@
-import { Command, type Redis } from 'ioredis';
+import { Command } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { settledPerTurn } from './per-turn-batch.js';
+import { publishCommandOf } from './run-event-pubsub.js';
 
 /** One logged run's event, as the batch sends it (run-event-publisher.ts). */
 export interface BatchedRunEvent {
@@ -15,14 +17,14 @@ export const maxEventsPerCall = 256;
 /**
  * Appends each event to its run's list, renews the list's expiry and publishes it on the run's
  * channel, event after event in the order given: one atomic script for a whole batch. ARGV holds
- * (text, channel, replayMs) for each key.
+ * (text, channel, replayMs) for each key. Published with SPUBLISH on a cluster (run-event-pubsub.ts).
  */
-const appendRunEventsLua = `
+const appendRunEventsLua = (publish: 'SPUBLISH' | 'PUBLISH') => `
 for i = 1, #KEYS do
   local text = ARGV[3 * i - 2]
   redis.call('RPUSH', KEYS[i], text)
   redis.call('PEXPIRE', KEYS[i], ARGV[3 * i])
-  redis.call('PUBLISH', ARGV[3 * i - 1], text)
+  redis.call('${publish}', ARGV[3 * i - 1], text)
 end
 `;
 
@@ -40,17 +42,18 @@ export interface RunEventBatch {
   append(event: BatchedRunEvent): Promise<void>;
 }
 
-export function createRunEventBatch(redis: Redis): RunEventBatch {
+export function createRunEventBatch(redis: RedisClient): RunEventBatch {
   // One promise for a whole batch, settled by its sending: not one per event.
-  return { append: settledPerTurn<BatchedRunEvent, void>((events) => sendEvents(redis, events)) };
+  const lua = appendRunEventsLua(publishCommandOf(redis));
+  return { append: settledPerTurn<BatchedRunEvent, void>((events) => sendEvents(redis, lua, events)) };
 }
 
 /** The events in calls of at most maxEventsPerCall, written one after the other (never waiting between). */
-function sendEvents(redis: Redis, events: readonly BatchedRunEvent[]): Promise<void> {
+function sendEvents(redis: RedisClient, lua: string, events: readonly BatchedRunEvent[]): Promise<void> {
   const calls: Promise<unknown>[] = [];
   for (let from = 0; from < events.length; from += maxEventsPerCall) {
     const slice = events.slice(from, from + maxEventsPerCall);
-    const args: (string | number)[] = [appendRunEventsLua, slice.length];
+    const args: (string | number)[] = [lua, slice.length];
     for (const event of slice) args.push(event.listKey);
     for (const event of slice) args.push(event.text, event.channel, event.replayMs);
     // Not redis.eval: that would ride the connection's auto-pipeline, and wait for its last replies.

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { ResultCode } from '../shared/api.js';
 import { runCountsMetricsKey, runDurationMetricsKey } from '../shared/channels.js';
 import { scriptCommand } from './redis-script.js';
@@ -65,7 +65,7 @@ function tallyTime(tally: Tally, series: HistogramSeries, ms: number): void {
 /** The histograms kept in the durations hash, by the prefix of their fields. */
 export type HistogramSeries = '' | 'wait:';
 
-function sendTally(redis: Redis, prefix: string, tally: Tally): Promise<unknown> {
+function sendTally(redis: RedisClient, prefix: string, tally: Tally): Promise<unknown> {
   const pairs = (map: Map<string, number>) => [...map].flat();
   return addCounts(redis, runCountsMetricsKey(prefix), runDurationMetricsKey(prefix), tally.counts.size, ...pairs(tally.counts), ...pairs(tally.durations));
 }
@@ -76,7 +76,7 @@ function sendTally(redis: Redis, prefix: string, tally: Tally): Promise<unknown>
  * end runs by the thousand add them up in a RunMetricsRecorder instead. Resolves even when Redis
  * fails: metrics must never fail a run.
  */
-export async function recordRunMetrics(redis: Redis, prefix: string, resultCode: ResultCode, durationMs?: number): Promise<void> {
+export async function recordRunMetrics(redis: RedisClient, prefix: string, resultCode: ResultCode, durationMs?: number): Promise<void> {
   const tally = emptyTally();
   tallyRun(tally, resultCode, durationMs);
   await sendTally(redis, prefix, tally).catch(() => undefined);
@@ -104,7 +104,7 @@ const closeWaitMs = 1000;
  * call costs the machine. What a process that dies holds is lost (at most `flushEveryMs` of runs); a
  * tally Redis refuses is dropped too, as a single run's was.
  */
-export function createRunMetricsRecorder(redis: Redis, prefix: string, { flushEveryMs = runMetricsFlushMs }: { flushEveryMs?: number } = {}): RunMetricsRecorder {
+export function createRunMetricsRecorder(redis: RedisClient, prefix: string, { flushEveryMs = runMetricsFlushMs }: { flushEveryMs?: number } = {}): RunMetricsRecorder {
   let tally = emptyTally();
   const flush = async () => {
     if (tally.counts.size === 0 && tally.durations.size === 0) return;
@@ -131,13 +131,13 @@ export function createRunMetricsRecorder(redis: Redis, prefix: string, { flushEv
 }
 
 /** Runs ended so far by result code. */
-export async function readRunCounts(redis: Redis, prefix: string): Promise<Record<string, number>> {
+export async function readRunCounts(redis: RedisClient, prefix: string): Promise<Record<string, number>> {
   const hash = await redis.hgetall(runCountsMetricsKey(prefix));
   return Object.fromEntries(Object.entries(hash).map(([code, count]) => [code, Number(count)]));
 }
 
 /** The run duration histogram so far (all zero before the first run), or with `series` 'wait:' the queue wait histogram. */
-export async function readRunDurations(redis: Redis, prefix: string, series: HistogramSeries = ''): Promise<RunDurations> {
+export async function readRunDurations(redis: RedisClient, prefix: string, series: HistogramSeries = ''): Promise<RunDurations> {
   const hash = await redis.hgetall(runDurationMetricsKey(prefix));
   const read = (field: string) => Number(hash[series + field] ?? 0);
   let below = 0;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { Principal } from '../shared/api.js';
 import { callerMinuteKey, callerName, callerRunsKey, callersInFlightKey, refusedCallersKey } from '../shared/channels.js';
 import { scriptCommand } from './redis-script.js';
@@ -77,7 +77,7 @@ export type SlotAnswer =
  * unless either limit is reached: then nothing is taken and the refusal is counted for callerLoad.
  * `leftoverAfterMs`: how long the place may outlive a run whose end is never heard.
  */
-export async function takeRunSlot(redis: Redis, prefix: string, caller: Account, runId: string, limits: SlotLimits, leftoverAfterMs: number, now = Date.now()): Promise<SlotAnswer> {
+export async function takeRunSlot(redis: RedisClient, prefix: string, caller: Account, runId: string, limits: SlotLimits, leftoverAfterMs: number, now = Date.now()): Promise<SlotAnswer> {
   const window = minuteWindow(now);
   const [admitted, refusedBy, used, inFlight] = (await admitScript(
     redis,
@@ -99,7 +99,7 @@ export async function takeRunSlot(redis: Redis, prefix: string, caller: Account,
 }
 
 /** Gives the run's place back (its run ended, or was never queued). Removing a place already gone does nothing. */
-export async function releaseRunSlot(redis: Redis, prefix: string, caller: Account, runId: string, now = Date.now()): Promise<void> {
+export async function releaseRunSlot(redis: RedisClient, prefix: string, caller: Account, runId: string, now = Date.now()): Promise<void> {
   await releaseScript(redis, callerRunsKey(prefix, caller), callersInFlightKey(prefix), runId, callerName(caller), now);
 }
 
@@ -116,7 +116,7 @@ export interface CallerLoadCount {
 const candidates = 100;
 
 /** The callers with the most runs in flight plus refusals in the last minute, most first. */
-export async function readCallerLoad(redis: Redis, prefix: string, top: number, now = Date.now()): Promise<CallerLoadCount[]> {
+export async function readCallerLoad(redis: RedisClient, prefix: string, top: number, now = Date.now()): Promise<CallerLoadCount[]> {
   const window = minuteWindow(now);
   const [inFlight, current, previous] = await Promise.all([
     redis.zrevrange(callersInFlightKey(prefix), 0, candidates - 1),

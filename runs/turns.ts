@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { conversationTicketKey, conversationTurnsKey } from '../shared/channels.js';
 import { scriptCommand } from './redis-script.js';
 
@@ -57,7 +57,7 @@ export interface Turn {
 }
 
 /** Takes a ticket for a call on an existing conversation. */
-export async function enqueueTurn(redis: Redis, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn> {
+export async function enqueueTurn(redis: RedisClient, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn> {
   const member = `${Date.now()}:${runId}`;
   const first = await redis.eval(enqueueScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs);
   return { member, first: first === 1 };
@@ -67,7 +67,7 @@ export async function enqueueTurn(redis: Redis, prefix: string, convid: string, 
  * Takes a ticket only when no call is queued or running on the conversation (DESIGN §16 `ifBusy:
  * reject`); undefined, with nothing taken, when one is.
  */
-export async function enqueueTurnIfIdle(redis: Redis, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn | undefined> {
+export async function enqueueTurnIfIdle(redis: RedisClient, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn | undefined> {
   const now = Date.now();
   const member = `${now}:${runId}`;
   const taken = await redis.eval(enqueueIfIdleScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs, now - keepMs);
@@ -75,7 +75,7 @@ export async function enqueueTurnIfIdle(redis: Redis, prefix: string, convid: st
 }
 
 /** Drops a call from the order (it ended, was cancelled while queued, or never ran). */
-export async function leaveTurn(redis: Redis, prefix: string, convid: string, member: string): Promise<void> {
+export async function leaveTurn(redis: RedisClient, prefix: string, convid: string, member: string): Promise<void> {
   await redis.zrem(conversationTurnsKey(prefix, convid), member);
 }
 
@@ -150,7 +150,7 @@ interface Handover<Held> {
 }
 
 /** This process's side of the turn order; `announce` tells the other processes a conversation's next call may start. */
-export function createConversationTurns<Held>(redis: Redis, prefix: string, announce: (convid: string) => Promise<unknown>): ConversationTurns<Held> {
+export function createConversationTurns<Held>(redis: RedisClient, prefix: string, announce: (convid: string) => Promise<unknown>): ConversationTurns<Held> {
   /**
    * This process's waiting calls: convid → member → how to wake it. Woken with a hand-over by a release
    * that saw it at the head of the order (in the same MULTI as its removal): it may start at once, with

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runs/redis-connection.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunJobData } from '../shared/jobs.js';
@@ -21,7 +21,7 @@ import type { UsageRecorder } from './usage/usage-recorder.js';
 export interface WebDeps {
   config: Config;
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   queue: Queue<RunJobData>;
   mailQueue: Queue<MailJobData>;
   /** Only for the queue dashboard: the web process adds no maintenance job. */

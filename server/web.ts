@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { maintenanceQueueName, runQueueName, webInboxChannel } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
@@ -22,6 +21,7 @@ import { createInFlightView } from './exec/in-flight-view.js';
 import { openRunEvents } from './exec/run-events.js';
 import { createWebMetrics } from './ops/metrics.js';
 import { createUsageRecorder } from './usage/usage-recorder.js';
+import { openRedis, waitForReady, type RedisClient, type RedisTarget } from '../runs/redis-connection.js';
 
 export interface WebServer {
   server: Server;
@@ -40,10 +40,10 @@ export async function startWeb(
   { inlineRuns, bearerKeyCache }: { inlineRuns?: InlineRuns; bearerKeyCache?: BearerKeyCache } = {},
 ): Promise<WebServer> {
   const { config, logger } = base;
-  const redis = await openProducer(config.redisUrl, logger);
+  const redis = await openProducer(config, logger);
   // The queues have a connection of their own: BullMQ defines its sixty-odd scripts on the connection it
   // is given, and ioredis copies every defined script into each auto-pipelined batch it makes.
-  const queueConnection = await openProducer(config.redisUrl, logger);
+  const queueConnection = await openProducer(config, logger);
   const queue = new Queue<RunJobData>(runQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
   const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: queueConnection, prefix: config.queuePrefix });
@@ -51,8 +51,8 @@ export async function startWeb(
   const maintenanceQueue = new Queue(maintenanceQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
-  const runEvents = await openRunEvents(config.redisUrl, redis, config.queuePrefix, inboxChannel, logger);
-  const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, prefix: config.queuePrefix, db: base.db, logger, cache: bearerKeyCache });
+  const runEvents = await openRunEvents(config, redis, config.queuePrefix, inboxChannel, logger);
+  const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, redisCluster: config.redisCluster, prefix: config.queuePrefix, db: base.db, logger, cache: bearerKeyCache });
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
   const callerLimits = createCallerLimitsCache(base.db, config);
@@ -103,14 +103,9 @@ function drain(server: Server): Promise<void> {
  * A producer connection: fails fast when Redis is down (a 503), never queues commands offline. Commands
  * of concurrent calls issued in the same tick go out in one write (auto-pipelining).
  */
-async function openProducer(redisUrl: string, logger: Logger): Promise<Redis> {
-  const redis = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+async function openProducer(target: RedisTarget, logger: Logger): Promise<RedisClient> {
+  const redis = openRedis(target, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
   await waitForReady(redis);
   return redis;
-}
-
-function waitForReady(redis: Redis): Promise<void> {
-  if (redis.status === 'ready') return Promise.resolve();
-  return new Promise((resolve) => redis.once('ready', () => resolve()));
 }

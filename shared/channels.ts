@@ -26,6 +26,11 @@ export function runEventsKey(prefix: string, runId: string): string {
   return `${prefix}:run-events:${runId}`;
 }
 
+/** A key never written: /readyz asks whether it exists, so the question goes where this installation's keys are. */
+export function readinessKey(prefix: string): string {
+  return `${prefix}:readiness`;
+}
+
 /** Pub/sub channel every worker listens on for cancels. */
 export function controlChannel(prefix: string): string {
   return `${prefix}:control`;

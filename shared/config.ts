@@ -9,7 +9,15 @@ export interface Config {
   nodeEnv: string;
   port: number;
   databaseUrl: string;
+  /** One Redis URL; with `redisCluster`, one or more nodes of the cluster, comma-separated (DESIGN §17). */
   redisUrl: string;
+  /** Every connection is a Redis Cluster client (REDIS_CLUSTER). */
+  redisCluster: boolean;
+  /**
+   * The prefix of every Redis key and channel. On a cluster it carries a hash tag (QUEUE_PREFIX as given
+   * when it has one, else QUEUE_PREFIX in braces), so every key a script or a transaction touches is in
+   * one slot, as BullMQ asks.
+   */
   queuePrefix: string;
   /** Runs a worker process holds at once (DESIGN §11: runs in flight, not connections). */
   workerConcurrency: number;
@@ -91,6 +99,13 @@ const url = (protocols: string[]) =>
       }
     }, `must be a URL (${protocols.join(' or ')})`);
 
+/** One Redis URL, or several comma-separated (the nodes of a cluster). */
+const redisUrls = z
+  .string()
+  .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean))
+  .pipe(z.array(url(['redis:', 'rediss:'])).min(1, 'must name at least one node'))
+  .transform((urls) => urls.join(','));
+
 const secret = z.string().min(32, 'must be at least 32 characters');
 
 /** Each variable with its parser; undefined means "not set, use the default". */
@@ -98,7 +113,10 @@ const variables = {
   NODE_ENV: z.string(),
   PORT: int(0, 65535),
   DATABASE_URL: url(['postgres:', 'postgresql:']),
-  REDIS_URL: url(['redis:', 'rediss:']),
+  REDIS_URL: redisUrls,
+  REDIS_CLUSTER: bool,
+  // DESIGN §17's shards are not built yet: a count other than 1 is refused rather than ignored.
+  REDIS_SHARDS: z.string().trim().refine((v) => v === '1', 'must be 1: spreading conversations over shards is not supported yet'),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 letters, digits, _ - . { }'),
   WORKER_CONCURRENCY: int(1, 100_000),
   DATABASE_POOL_SIZE: int(2, 1000),
@@ -154,6 +172,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       if (!parsed[name]) problems.push(`${name}: required when NODE_ENV=production`);
     }
   }
+  if (parsed.REDIS_URL?.includes(',') && !parsed.REDIS_CLUSTER) problems.push('REDIS_URL: names several nodes, which needs REDIS_CLUSTER=true');
   if (problems.length) throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
 
   const maxAgentRuntimeMs = parsed.MAX_AGENT_RUNTIME_MS ?? 60_000;
@@ -162,7 +181,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     port: parsed.PORT ?? 3000,
     databaseUrl: parsed.DATABASE_URL ?? 'postgres://127.0.0.1:5432/agentexec',
     redisUrl: parsed.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    queuePrefix: parsed.QUEUE_PREFIX ?? 'agentexec',
+    redisCluster: parsed.REDIS_CLUSTER ?? false,
+    queuePrefix: keyPrefix(parsed.QUEUE_PREFIX ?? 'agentexec', parsed.REDIS_CLUSTER ?? false),
     workerConcurrency: parsed.WORKER_CONCURRENCY ?? 1000,
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     databasePreparedStatements: parsed.DATABASE_PREPARED_STATEMENTS ?? false,
@@ -197,4 +217,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: parsed.LOG_LEVEL ?? 'info',
     defaultAgent: parsed.DEFAULT_AGENT ?? 'hello',
   };
+}
+
+/** QUEUE_PREFIX as keys use it: on a cluster with a hash tag (DESIGN §17, BullMQ's "prefix: '{myprefix}'"). */
+function keyPrefix(prefix: string, cluster: boolean): string {
+  return cluster && !hasHashTag(prefix) ? `{${prefix}}` : prefix;
+}
+
+/** Redis's rule: the part between the first `{` and the next `}`, when not empty, is what a key is hashed by. */
+function hasHashTag(key: string): boolean {
+  const open = key.indexOf('{');
+  const close = open < 0 ? -1 : key.indexOf('}', open + 1);
+  return close > open + 1;
 }

@@ -53,7 +53,8 @@ const unavailableCodes = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EP
 
 /**
  * True for errors that mean PostgreSQL or Redis cannot be reached right now (connection refused or lost,
- * server shutting down, Redis offline with no offline queue). Such failures become 503 `unavailable`.
+ * server shutting down, Redis offline with no offline queue, a Redis Cluster slot without a reachable
+ * master during a failover). Such failures become 503 `unavailable`.
  */
 export function isUnavailableError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
@@ -67,6 +68,9 @@ export function isUnavailableError(err: unknown): boolean {
     message.includes('Connection terminated') ||
     message.includes('not queryable') ||
     message.includes('connect ECONNREFUSED') ||
+    /^(CLUSTERDOWN|TRYAGAIN|READONLY|MASTERDOWN|LOADING) /.test(message) ||
+    message.startsWith('Too many Cluster redirections') ||
+    message.includes('None of startup nodes is available') ||
     message.includes('timeout exceeded when trying to connect')
   );
 }

@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config.js';
 import { isUnavailableError } from '../shared/errors.js';
@@ -22,6 +21,7 @@ import type { RunDeps } from './runs/run-deps.js';
 import { createContextPool } from './sandbox/context-pool.js';
 import { setAgentThreadNice } from './sandbox/isolate-threads.js';
 import { subscribeToControl } from './control-channel.js';
+import { openRedis } from '../runs/redis-connection.js';
 
 export interface InlineRunsDeps {
   config: Config;
@@ -57,11 +57,11 @@ export async function startInlineRuns(
   if (!config.webInlineRuns) return undefined;
   const prefix = config.queuePrefix;
   // Run metrics only: the commit is PostgreSQL's, and no event is published for a run answered here.
-  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  const redis = openRedis(config, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs redis connection error'));
   const secrets = createAgentSecretsCache(deps.box);
   // Agent secrets are cached like a worker's, and dropped when the control channel says they changed.
-  const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
+  const subscriber = await subscribeToControl(config, prefix, logger, (message) => {
     if (message.type === 'secrets') secrets.drop(message.agentName);
   });
   // Each context in an isolate of its own (run-sandbox.ts), ~2 MB: fewer kept than a worker keeps, as this process serves calls first.

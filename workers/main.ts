@@ -1,4 +1,5 @@
 import { loadConfig } from '../shared/config.js';
+import { checkRedisMode } from '../runs/redis-connection.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../db/runtime.js';
 import { startWorkers } from './start-workers.js';
@@ -6,6 +7,7 @@ import { exitProcess } from './sandbox/process-exit.js';
 
 /** Entry point of a worker process (Procfile `worker`). */
 const config = loadConfig();
+await checkRedisMode(config);
 const logger = createLogger(config.logLevel);
 // Runs hold no connection while the agent runs (DESIGN §11): a few serve every run's reads and commits.
 const runtime = await openRuntime(config, logger, config.databasePoolSize);

@@ -1,5 +1,5 @@
 import type { Job, Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../runs/redis-connection.js';
 import type { JsonObject } from '../shared/api.js';
 import { isUnavailableError } from '../shared/errors.js';
 import type { RunJobData } from '../shared/jobs.js';
@@ -20,7 +20,7 @@ import { deliveryJobOptions } from './webhooks/webhook-worker.js';
 
 export interface ProcessorDeps extends RunDeps {
   /** Connection for PUBLISH and the event lists (not the worker's blocking one). */
-  publisher: Redis;
+  publisher: RedisClient;
   /** Where a background run's end goes to be sent to its account's webhook, once committed. */
   webhooks: Queue<WebhookJobData>;
   control: RunControl;

@@ -1,6 +1,5 @@
 import { Queue, Worker } from 'bullmq';
 import { webhookQueueName, type WebhookJobData } from '../shared/webhook-jobs.js';
-import { Redis } from 'ioredis';
 import { controlChannel, runQueueName } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
@@ -26,6 +25,7 @@ import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './
 import { subscribeToControl } from './control-channel.js';
 import { applyFetchWindow, defaultFetchAhead, type FetchWindow } from './fetch-window.js';
 import { createRunMetricsRecorder } from '../runs/run-metrics.js';
+import { openRedis } from '../runs/redis-connection.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -44,7 +44,7 @@ export interface RunWorker {
 export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const { config, logger } = deps;
   const prefix = config.queuePrefix;
-  const publisher = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  const publisher = openRedis(config, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   publisher.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
   const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
   const control = createRunControl();
@@ -55,20 +55,20 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const secrets = createAgentSecretsCache(deps.box);
   // Not on the publisher: BullMQ defines its scripts on the connection it is given, and ioredis copies
   // every defined script into each auto-pipelined batch (one per turn of the event loop with events).
-  const queueConnection = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const queueConnection = openRedis(config, { maxRetriesPerRequest: 1 });
   queueConnection.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
   const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: queueConnection, prefix });
   webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
   const runMetrics = createRunMetricsRecorder(publisher, prefix);
   const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, startGate: createStartGate(startGateWidth), agents: createAgentCodeCache(), conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
 
-  const subscriber = await subscribeToControl(config.redisUrl, prefix, logger, (message) => {
+  const subscriber = await subscribeToControl(config, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
     else if (message.type === 'secrets') secrets.drop(message.agentName);
     else turns.wake(message.convid);
   });
 
-  const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const connection = openRedis(config, { maxRetriesPerRequest: null });
   const processor = createRunAgentProcessor(processorDeps);
   let window: FetchWindow | undefined;
   const worker = new Worker<RunJobData>(

@@ -1,10 +1,10 @@
-import { Redis } from 'ioredis';
 import { serviceAccountsChannel } from '../../shared/channels.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Db } from '../../db/database.js';
 import type { ServiceAccount } from '../../db/schema.js';
 import { findServiceAccountByKeyId } from '../../db/service-accounts.repository.js';
 import { createBearerKeyCache, type BearerKeyCache } from './bearer-key-cache.js';
+import { openRedis, type RedisTarget } from '../../runs/redis-connection.js';
 
 /**
  * How a web process finds the service account of a bearer key: from its cache while it listens for
@@ -25,8 +25,7 @@ export interface BearerKeys {
   close(): Promise<void>;
 }
 
-export interface BearerKeysOptions {
-  redisUrl: string;
+export interface BearerKeysOptions extends RedisTarget {
   prefix: string;
   db: Db;
   logger: Logger;
@@ -40,7 +39,7 @@ export async function openBearerKeys(options: BearerKeysOptions): Promise<Bearer
   const cache = options.cache ?? createBearerKeyCache();
   const channel = serviceAccountsChannel(options.prefix);
   // Subscribed by hand on every connection (below), to know when the subscription is in place.
-  const subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null, autoResubscribe: false });
+  const subscriber = openRedis(options, { maxRetriesPerRequest: null, autoResubscribe: false });
   let caching = false;
   let wasLost = false;
   let connection = 0;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../runs/redis-connection.js';
 import { codeMailKey, loginFailuresKey, loginIpFailuresKey } from '../../shared/channels.js';
 
 /**
@@ -35,7 +35,7 @@ interface LoginSource {
 }
 
 /** May this address be tried from this client now? Refused while the growing delay runs or the client is over its limit. */
-export async function checkLogin(redis: Redis, source: LoginSource, ipLimit: number): Promise<Throttle> {
+export async function checkLogin(redis: RedisClient, source: LoginSource, ipLimit: number): Promise<Throttle> {
   const nowMs = source.now.getTime();
   const ipKey = loginIpFailuresKey(source.prefix, source.ip);
   // The set holds at most the client's newest ipLimit failures (recordLoginFailure); older than the window count for nothing.
@@ -66,7 +66,7 @@ export function clientLimitWaitMs(failedAt: readonly number[], limit: number, no
  * Counts a failed login against the address and the client. The client's newest `ipLimit` failures are
  * all its limit needs: concurrent tries that all passed the check cannot grow its set past that.
  */
-export async function recordLoginFailure(redis: Redis, source: LoginSource, ipLimit: number): Promise<void> {
+export async function recordLoginFailure(redis: RedisClient, source: LoginSource, ipLimit: number): Promise<void> {
   const nowMs = source.now.getTime();
   const key = loginFailuresKey(source.prefix, emailHash(source.email));
   const ipKey = loginIpFailuresKey(source.prefix, source.ip);
@@ -84,7 +84,7 @@ export async function recordLoginFailure(redis: Redis, source: LoginSource, ipLi
 }
 
 /** A successful login or a new password starts the address's count over. */
-export async function clearLoginFailures(redis: Redis, prefix: string, email: string): Promise<void> {
+export async function clearLoginFailures(redis: RedisClient, prefix: string, email: string): Promise<void> {
   await redis.del(loginFailuresKey(prefix, emailHash(email)));
 }
 
@@ -99,12 +99,12 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 return 0`;
 
 /** Allowed (and the minute starts) when no code was mailed to this address in the last minute; else how long until one may be. */
-export async function takeCodeMailSlot(redis: Redis, prefix: string, email: string, now: Date): Promise<Throttle> {
+export async function takeCodeMailSlot(redis: RedisClient, prefix: string, email: string, now: Date): Promise<Throttle> {
   const waitMs = Number(await redis.eval(takeSlotScript, 1, codeMailKey(prefix, emailHash(email)), now.getTime(), codeMailIntervalMs, 2 * codeMailIntervalMs));
   return waitMs > 0 ? refuse(waitMs) : { allowed: true };
 }
 
-export async function releaseCodeMailSlot(redis: Redis, prefix: string, email: string): Promise<void> {
+export async function releaseCodeMailSlot(redis: RedisClient, prefix: string, email: string): Promise<void> {
   await redis.del(codeMailKey(prefix, emailHash(email)));
 }
 

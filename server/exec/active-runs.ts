@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../runs/redis-connection.js';
 import type { Principal } from '../../shared/api.js';
 import { activeRunsKey, conversationStreamKey, requestRunKey } from '../../shared/channels.js';
 
@@ -66,20 +66,20 @@ function findingKeys(prefix: string, run: ActiveRun): string[] {
   return [...(run.byConversation ? [activeRunsKey(prefix, run.caller, run.convid)] : []), ...run.requestIds.map((id) => requestRunKey(prefix, run.caller, id))];
 }
 
-export async function registerRun(redis: Redis, prefix: string, run: ActiveRun, keepMs: number, replaySeconds: number): Promise<void> {
+export async function registerRun(redis: RedisClient, prefix: string, run: ActiveRun, keepMs: number, replaySeconds: number): Promise<void> {
   const streamed = run.logged ? JSON.stringify({ runId: run.runId, agentName: run.agentName } satisfies AttachableRun) : '';
   const keys = [...findingKeys(prefix, run), ...(run.logged ? [conversationStreamKey(prefix, run.caller, run.convid)] : [])];
   await redis.eval(registerScript, keys.length, ...keys, run.runId, keepMs, run.byConversation ? '1' : '0', run.requestIds.length, streamed, replaySeconds);
 }
 
-export async function unregisterRun(redis: Redis, prefix: string, run: ActiveRun): Promise<void> {
+export async function unregisterRun(redis: RedisClient, prefix: string, run: ActiveRun): Promise<void> {
   const keys = findingKeys(prefix, run);
   await redis.eval(unregisterScript, keys.length, ...keys, run.runId, run.byConversation ? '1' : '0');
 }
 
 /** The runs a caller has going on a conversation, or the run a request id of theirs started. */
 export async function findActiveRuns(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   caller: Pick<Principal, 'kind' | 'id'>,
   target: { convid: string } | { requestId: string },
@@ -89,7 +89,7 @@ export async function findActiveRuns(
   return runId ? [runId] : [];
 }
 
-export async function findStreamedRun(redis: Redis, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, convid: string): Promise<AttachableRun | undefined> {
+export async function findStreamedRun(redis: RedisClient, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, convid: string): Promise<AttachableRun | undefined> {
   const text = await redis.get(conversationStreamKey(prefix, caller, convid));
   return text ? (JSON.parse(text) as AttachableRun) : undefined;
 }

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../runs/redis-connection.js';
 import type { Principal } from '../../shared/api.js';
 import { idempotencyRecordKey } from '../../shared/channels.js';
 import { AppError, invalidRequest } from '../../shared/errors.js';
@@ -36,7 +36,7 @@ export function fingerprintRequest(secret: string, request: unknown): string {
 
 /** Claims the key for `run`; resolves with the run that already holds it, if any. */
 export async function claimIdempotencyKey(
-  redis: Redis,
+  redis: RedisClient,
   prefix: string,
   caller: Pick<Principal, 'kind' | 'id'>,
   key: string,
@@ -57,6 +57,6 @@ export async function claimIdempotencyKey(
 }
 
 /** Frees the key of a call that could not be started, so its retry can run. */
-export async function releaseIdempotencyKey(redis: Redis, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, key: string): Promise<void> {
+export async function releaseIdempotencyKey(redis: RedisClient, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, key: string): Promise<void> {
   await redis.del(idempotencyRecordKey(prefix, caller, key));
 }

@@ -1,9 +1,10 @@
-import { Redis } from 'ioredis';
 import { runChannel, runEventsKey } from '../../shared/channels.js';
 import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../../shared/events.js';
 import { afterIoPoll } from '../../shared/after-io-poll.js';
 import { settledPerTurn } from '../../runs/per-turn-batch.js';
 import type { Logger } from '../../shared/logger.js';
+import { openRedis, type RedisClient, type RedisTarget } from '../../runs/redis-connection.js';
+import { onRunEventMessage, onRunEventSubscriptions, subscribeRunEvents, unsubscribeRunEvents } from '../../runs/run-event-pubsub.js';
 
 /**
  * How a web process receives the events of runs, over one subscriber connection:
@@ -29,8 +30,9 @@ export interface RunEvents {
 /** An event this long (characters of JSON) is handed to its handler in a later turn of the event loop. */
 const largeEventChars = 256 * 1024;
 
-export async function openRunEvents(redisUrl: string, reader: Redis, prefix: string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
-  const subscriber = new Redis(redisUrl, { maxRetriesPerRequest: null });
+export async function openRunEvents(target: RedisTarget, reader: RedisClient, prefix: string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
+  // On a cluster, by sharded pub/sub: one subscriber connection to each master whose slots it listens on.
+  const subscriber = openRedis(target, { maxRetriesPerRequest: null, sharded: true });
   const inboxHandlers = new Map<string, (event: RunEvent) => void>();
   const channelHandlers = new Map<string, Set<(event: LoggedEvent) => void>>();
 
@@ -48,7 +50,7 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     deferred = undefined;
     for (const [channel, event] of batch) deliver(channel, event);
   };
-  subscriber.on('message', (channel: string, message: string) => {
+  onRunEventMessage(subscriber, (channel, message) => {
     let event: LoggedEvent;
     try {
       event = JSON.parse(message) as LoggedEvent;
@@ -64,18 +66,20 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
     deferred.push([channel, event]);
   });
   subscriber.on('error', (err) => logger.warn({ err: String(err) }, 'run events connection error'));
-  await subscriber.subscribe(inboxChannel);
+  await subscribeInbox(subscriber, inboxChannel, logger);
   const reconnectListeners = new Set<(lostAt: number) => void>();
   let lostAt: number | undefined;
-  subscriber.on('close', () => (lostAt ??= Date.now()));
-  // ioredis subscribes to the channels again before it reports ready.
-  subscriber.on('ready', () => {
-    if (lostAt === undefined) return;
-    const since = lostAt;
-    lostAt = undefined;
-    logger.warn({ lostForMs: Date.now() - since }, 'run events connection back');
-    for (const listener of reconnectListeners) listener(since);
-  });
+  onRunEventSubscriptions(
+    subscriber,
+    () => (lostAt ??= Date.now()),
+    () => {
+      if (lostAt === undefined) return;
+      const since = lostAt;
+      lostAt = undefined;
+      logger.warn({ lostForMs: Date.now() - since }, 'run events connection back');
+      for (const listener of reconnectListeners) listener(since);
+    },
+  );
 
   // The channels subscribed to (SUBSCRIBE sent, no UNSUBSCRIBE since), each with the promise of its SUBSCRIBE.
   const live = new Map<string, Promise<unknown>>();
@@ -89,10 +93,10 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
       if (wanted && !live.has(channel)) toSubscribe.add(channel);
       else if (!wanted && live.has(channel)) toUnsubscribe.add(channel);
     }
-    const subscribed = toSubscribe.size ? subscriber.subscribe(...toSubscribe) : Promise.resolve();
+    const subscribed = toSubscribe.size ? subscribeRunEvents(subscriber, toSubscribe) : Promise.resolve();
     for (const channel of toSubscribe) live.set(channel, subscribed);
     for (const channel of toUnsubscribe) live.delete(channel);
-    if (toUnsubscribe.size) void subscriber.unsubscribe(...toUnsubscribe).catch(() => undefined);
+    if (toUnsubscribe.size) void unsubscribeRunEvents(subscriber, toUnsubscribe).catch(() => undefined);
     return subscribed;
   });
 
@@ -169,4 +173,20 @@ export async function openRunEvents(redisUrl: string, reader: Redis, prefix: str
       subscriber.disconnect();
     },
   };
+}
+
+/**
+ * Subscribes to the process's inbox, trying again while it is refused: a cluster client may be ready a
+ * moment before its sharded subscriber connections are.
+ */
+async function subscribeInbox(subscriber: RedisClient, inboxChannel: string, logger: Logger): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await subscribeRunEvents(subscriber, [inboxChannel]);
+      return;
+    } catch (err) {
+      if (attempt % 10 === 1) logger.warn({ err: String(err) }, 'run events inbox not subscribed yet; trying again');
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * attempt, 2000)));
+    }
+  }
 }

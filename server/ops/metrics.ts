@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../runs/redis-connection.js';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { registerRunMetrics } from './run-metrics.collector.js';
 
@@ -17,7 +17,7 @@ export interface WebMetrics {
 
 /** Where the scrape-time numbers come from. */
 export interface MetricSources {
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
   /** Queues whose waiting, active and delayed jobs are counted, by the `queue` label they get. */
   queues: Record<string, Queue>;

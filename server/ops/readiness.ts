@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { readinessKey } from '../../shared/channels.js';
 import type { WebDeps } from '../deps.js';
 
 export type CheckState = 'ok' | 'unavailable';
@@ -11,11 +12,15 @@ export interface Readiness {
 
 const checkTimeoutMs = 1000;
 
-/** Checks PostgreSQL (`select 1`) and Redis (`PING`) in parallel, each given about a second. */
-export async function checkReadiness(deps: Pick<WebDeps, 'db' | 'redis' | 'logger'>): Promise<Readiness> {
+/**
+ * Checks PostgreSQL (`select 1`) and Redis in parallel, each given about a second. Redis is asked about
+ * a key of this installation's (EXISTS), not PINGed: on a cluster a PING goes to any node, while a key
+ * goes to the master that holds this installation's keys, which is what the calls need.
+ */
+export async function checkReadiness(deps: Pick<WebDeps, 'db' | 'redis' | 'logger' | 'config'>): Promise<Readiness> {
   const [postgres, redis] = await Promise.all([
     check(deps, 'postgres', () => sql`select 1`.execute(deps.db)),
-    check(deps, 'redis', () => deps.redis.ping()),
+    check(deps, 'redis', () => deps.redis.exists(readinessKey(deps.config.queuePrefix))),
   ]);
   return { ok: postgres === 'ok' && redis === 'ok', checks: { postgres, redis } };
 }

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../runs/redis-connection.js';
 import { Counter, type Metric, type Registry } from 'prom-client';
 import { readRunCounts, readRunDurations, type HistogramSeries } from '../../runs/run-metrics.js';
 
@@ -13,7 +13,7 @@ const histograms: { name: string; help: string; series: HistogramSeries }[] = [
  * `agentexec_run_queue_wait_seconds` histograms.
  * While Redis is unreachable they have no series; the rest of /metrics still answers.
  */
-export function registerRunMetrics(registry: Registry, redis: Redis, prefix: string): void {
+export function registerRunMetrics(registry: Registry, redis: RedisClient, prefix: string): void {
   new Counter({
     name: 'agentexec_runs_total',
     help: 'Runs ended, by result code, cluster-wide.',
@@ -32,7 +32,7 @@ export function registerRunMetrics(registry: Registry, redis: Redis, prefix: str
  * prom-client's Histogram can only observe values, not take counts made elsewhere; a registry asks a
  * metric only for its name, type and `get()`, so this one answers the histogram's series itself.
  */
-function runDurationHistogram(redis: Redis, prefix: string, { name: durationName, help, series }: (typeof histograms)[number]): Metric {
+function runDurationHistogram(redis: RedisClient, prefix: string, { name: durationName, help, series }: (typeof histograms)[number]): Metric {
   const metric = { name: durationName, help, type: 'histogram', aggregator: 'sum' };
   return {
     ...metric,

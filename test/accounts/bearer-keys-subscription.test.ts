@@ -26,7 +26,7 @@ describe('bearer keys while the change subscription is down', () => {
     proxy = await startTcpProxy(target.hostname, Number(target.port));
     const proxied = new URL(target);
     proxied.port = String(proxy.port);
-    bearerKeys = await openBearerKeys({ redisUrl: proxied.toString(), prefix, db, logger: createLogger('silent'), cache });
+    bearerKeys = await openBearerKeys({ redisUrl: proxied.toString(), redisCluster: false, prefix, db, logger: createLogger('silent'), cache });
   });
   after(async () => {
     await bearerKeys.close();
@@ -103,7 +103,7 @@ describe('bearer keys read once for a burst', () => {
   let bearerKeys: BearerKeys;
 
   before(async () => {
-    bearerKeys = await openBearerKeys({ redisUrl: testEnv.REDIS_URL!, prefix, db: counted, logger: createLogger('silent'), cache });
+    bearerKeys = await openBearerKeys({ redisUrl: testEnv.REDIS_URL!, redisCluster: false, prefix, db: counted, logger: createLogger('silent'), cache });
   });
   after(async () => {
     await bearerKeys.close();

@@ -25,7 +25,7 @@ export async function createAccount(db: Db, role: Role = 'user', plan: Plan = 'f
  */
 export async function changeAccountRole(db: Db, id: string, role: Role): Promise<void> {
   await db.updateTable('service_accounts').set({ role }).where('id', '=', id).execute();
-  const warning = await announceServiceAccountChange({ redisUrl: testEnv.REDIS_URL!, queuePrefix: testEnv.QUEUE_PREFIX! }, id);
+  const warning = await announceServiceAccountChange({ redisUrl: testEnv.REDIS_URL!, redisCluster: false, queuePrefix: testEnv.QUEUE_PREFIX! }, id);
   if (warning) throw new Error(warning);
 }
 

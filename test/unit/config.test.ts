@@ -47,4 +47,18 @@ describe('loadConfig', () => {
     assert.deepEqual(set.allowedOrigins, ['https://a.example', 'https://b.example']);
     assert.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), /TRUST_PROXY/);
   });
+
+  it('reads the Redis Cluster settings: nodes, and a hash tag on the key prefix (DESIGN §17)', () => {
+    const plain = loadConfig({});
+    assert.equal(plain.redisCluster, false);
+    assert.equal(plain.queuePrefix, 'agentexec', 'keys are named as before on one Redis');
+    const cluster = loadConfig({ REDIS_CLUSTER: 'true', REDIS_URL: 'redis://a:7000, redis://b:7001', REDIS_SHARDS: '1' });
+    assert.equal(cluster.redisUrl, 'redis://a:7000,redis://b:7001');
+    assert.equal(cluster.queuePrefix, '{agentexec}');
+    assert.equal(loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PREFIX: 'app-{tag}' }).queuePrefix, 'app-{tag}', 'a prefix with a hash tag is kept');
+    assert.equal(loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PREFIX: 'a{}b' }).queuePrefix, '{a{}b}', 'an empty {} is no hash tag');
+    assert.throws(() => loadConfig({ REDIS_URL: 'redis://a:7000,redis://b:7001' }), /REDIS_URL: names several nodes, which needs REDIS_CLUSTER=true/);
+    assert.throws(() => loadConfig({ REDIS_CLUSTER: 'true', REDIS_URL: 'redis://a:7000,http://b' }), /REDIS_URL/);
+    assert.throws(() => loadConfig({ REDIS_SHARDS: '3' }), /REDIS_SHARDS: must be 1/, 'shards are refused, not ignored, until they exist');
+  });
 });

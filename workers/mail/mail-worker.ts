@@ -1,5 +1,5 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { openRedis } from '../../runs/redis-connection.js';
 import { mailQueueName, type MailJobData } from '../../shared/mail-jobs.js';
 import type { Runtime } from '../../db/runtime.js';
 import { keepJobScheduler } from '../keep-job-scheduler.js';
@@ -16,13 +16,13 @@ export interface MailWorker {
 export async function startMailWorker(runtime: Runtime, mailer: Mailer = createMailer(runtime.config)): Promise<MailWorker> {
   const { config, logger } = runtime;
   const prefix = config.queuePrefix;
-  const producer = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const producer = openRedis(config, { maxRetriesPerRequest: 1 });
   producer.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue connection error'));
   const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: producer, prefix });
   mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
   const deps: MailDeps = { ...runtime, mailer, mailQueue };
 
-  const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const connection = openRedis(config, { maxRetriesPerRequest: null });
   const worker = new Worker<MailJobData>(mailQueueName, (job: Job<MailJobData>) => processMailJob(deps, job.data), { connection, prefix, concurrency: 4 });
   worker.on('error', (err) => logger.error({ err }, 'mail worker error'));
   await worker.waitUntilReady();

@@ -1,5 +1,5 @@
 import { Queue, Worker } from 'bullmq';
-import { Redis } from 'ioredis';
+import { openRedis } from '../../runs/redis-connection.js';
 import { maintenanceQueueName } from '../../shared/channels.js';
 import type { Runtime } from '../../db/runtime.js';
 import { keepJobScheduler } from '../keep-job-scheduler.js';
@@ -15,11 +15,11 @@ export interface MaintenanceWorker {
 /** Runs the retention sweep every ten minutes, on one worker process at a time (a BullMQ job scheduler). */
 export async function startMaintenanceWorker(runtime: Runtime): Promise<MaintenanceWorker> {
   const { config, logger } = runtime;
-  const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const connection = openRedis(config, { maxRetriesPerRequest: null });
   connection.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance connection error'));
   const queue = new Queue(maintenanceQueueName, { connection, prefix: config.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
-  const blocking = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const blocking = openRedis(config, { maxRetriesPerRequest: null });
   const worker = new Worker(maintenanceQueueName, async () => sweepExpired(runtime), {
     connection: blocking,
     prefix: config.queuePrefix,

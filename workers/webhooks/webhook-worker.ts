@@ -1,5 +1,5 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
+import { openRedis } from '../../runs/redis-connection.js';
 import { webhookJobId, webhookQueueName, type WebhookJobData } from '../../shared/webhook-jobs.js';
 import type { Runtime } from '../../db/runtime.js';
 import { findStalledDeliveries, markDeliveryFailed } from '../../db/webhooks.repository.js';
@@ -47,7 +47,7 @@ async function deferDelivery(job: Job<WebhookJobData>, token: string | undefined
 export async function startWebhookWorker(runtime: Runtime): Promise<WebhookWorker> {
   const { config, logger } = runtime;
   const prefix = config.queuePrefix;
-  const producer = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  const producer = openRedis(config, { maxRetriesPerRequest: 1 });
   producer.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue connection error'));
   const queue = new Queue<WebhookJobData>(webhookQueueName, { connection: producer, prefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
@@ -63,7 +63,7 @@ export async function startWebhookWorker(runtime: Runtime): Promise<WebhookWorke
     const stalled = await findStalledDeliveries(runtime.db, new Date(Date.now() - sweepEveryMs), 1000);
     for (const runId of stalled) await queue.add('deliver', { kind: 'deliver', runId }, deliveryJobOptions(runId));
   };
-  const connection = new Redis(config.redisUrl, { maxRetriesPerRequest: null });
+  const connection = openRedis(config, { maxRetriesPerRequest: null });
   const worker = new Worker<WebhookJobData>(webhookQueueName, processJob, {
     connection,
     prefix,

@@ -1,0 +1,174 @@
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { createClient, type ApiClient } from '../client.js';
+import { execAgent } from '../exec.js';
+import { createFixture, dropDatabase } from '../fixture.js';
+import { openFloorRig } from '../floor.js';
+import { freePort, startStack, type ProductProcess } from '../stack.js';
+import { runConcurrent, runSequential, type LoadResult } from '../stats.js';
+import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
+
+/**
+ * `npm run bench:cluster [-- --calls N --in-flight N]`: the product on a Redis Cluster (DESIGN §17), one
+ * web and one worker process with REDIS_CLUSTER=true and every call through the queue
+ * (WEB_INLINE_RUNS=false), on the cluster .ci/redis-cluster starts (or BENCH_REDIS_CLUSTER_URL). For
+ * calls one at a time and N in flight: calls/s, and from each master's INFO before and after, Redis
+ * commands and Redis CPU per call and each master's share of the commands; beside a raw BullMQ job on
+ * the same cluster (bench/floor.ts). Writes bench/cluster-results.json.
+ *
+ * Shards (REDIS_SHARDS > 1) are not built yet: every key of an installation is in one slot, so one
+ * master takes its whole load; this measures that, the baseline shards are to improve on.
+ */
+
+const clusterUrl = process.env.BENCH_REDIS_CLUSTER_URL ?? 'redis://127.0.0.1:7101';
+const postgresUrl = 'postgres://postgres@127.0.0.1:5432';
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const agents = { hello: `export default async function (sys) { sys.say('hello ' + (sys.query ?? '')); }` };
+
+/** One master's counters as INFO shows them. */
+interface MasterCounters {
+  commands: number;
+  cpuSeconds: number;
+}
+
+interface PhaseResult {
+  phase: string;
+  calls: number;
+  callsPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  commandsPerCall: number;
+  redisCpuUsPerCall: number;
+  /** master (host:port) → share of the phase's commands, per cent. */
+  masterShare: Record<string, number>;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { calls: { type: 'string' }, 'in-flight': { type: 'string' } } });
+  const calls = Number(values.calls ?? 1000);
+  const inFlight = Number(values['in-flight'] ?? 64);
+  const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const queuePrefix = `agentexec-cluster-${tag}`;
+  const databaseUrl = `${postgresUrl}/agentexec_cluster_${tag}`;
+  const teardown = createTeardown();
+  cleanUpOnInterrupt(teardown, log);
+  const seed = new Redis(clusterUrl, { maxRetriesPerRequest: 1 });
+  teardown.add('close the seed connection', () => seed.disconnect());
+  const masters = await masterNodes(seed);
+  teardown.add(`delete the keys {${queuePrefix}}* and {${queuePrefix}-floor}*`, () => deleteKeys(masters, [`{${queuePrefix}}*`, `{${queuePrefix}-floor}*`]));
+  teardown.add('drop the database', () => dropDatabase(databaseUrl));
+  const results: PhaseResult[] = [];
+  try {
+    const fixture = await createFixture(databaseUrl, agents);
+    const processes: ProductProcess[] = [];
+    teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(15_000))));
+    const env = { REDIS_CLUSTER: 'true', WEB_INLINE_RUNS: 'false' };
+    const stack = await startStack({ databaseUrl, redisUrl: clusterUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 60_000, env }, (p) => processes.push(p));
+    const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey });
+    teardown.add('close the HTTP client', () => client.close());
+    const call = callOf(client);
+    await runSequential(200, call);
+
+    results.push(await measure('product, one at a time', masters, calls, () => runSequential(calls, call)));
+    results.push(await measure(`product, ${inFlight} in flight`, masters, calls, () => runConcurrent(calls, inFlight, call)));
+
+    // The product stopped first: its idle connections' commands would count against the floor.
+    await Promise.all(processes.map((p) => p.stop(15_000)));
+    const rig = await openFloorRig(clusterUrl, `{${queuePrefix}-floor}`, inFlight, true);
+    teardown.add('close the floor', () => rig.close());
+    let n = 0;
+    const floorCall = () => rig.roundTrip(`f-${++n}`);
+    await runSequential(200, floorCall);
+    results.push(await measure('raw BullMQ job, one at a time', masters, calls, () => runSequential(calls, floorCall)));
+    results.push(await measure(`raw BullMQ job, ${inFlight} in flight`, masters, calls, () => runConcurrent(calls, inFlight, floorCall)));
+
+    for (const r of results) {
+      const shares = Object.entries(r.masterShare).map(([master, share]) => `${master} ${share.toFixed(0)} %`).join(', ');
+      log(`${r.phase}: ${r.callsPerSecond.toFixed(0)} calls/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms; ${r.commandsPerCall.toFixed(1)} Redis commands and ${r.redisCpuUsPerCall.toFixed(0)} µs Redis CPU per call; masters: ${shares}`);
+    }
+    const [sequential, , floor] = results;
+    log(`one at a time, product ÷ raw BullMQ: ${(sequential!.commandsPerCall / floor!.commandsPerCall).toFixed(2)} × the commands (target ≤ 1.25), ${(sequential!.redisCpuUsPerCall / floor!.redisCpuUsPerCall).toFixed(2)} × the CPU (target ≤ 1.5)`);
+    writeFileSync(new URL('../../../bench/cluster-results.json', import.meta.url), `${JSON.stringify({ when: new Date().toISOString(), shards: 1, calls, inFlight, results }, null, 2)}\n`);
+  } finally {
+    for (const line of await teardown.run()) log(`  ${line}`);
+  }
+}
+
+function callOf(client: ApiClient): (i: number) => Promise<void> {
+  return async (i) => {
+    await execAgent(client, { agentName: 'hello', inputs: { query: String(i) } });
+  };
+}
+
+/** Runs `load` and reads every master's INFO before and after it. */
+async function measure(phase: string, masters: string[], calls: number, load: () => Promise<LoadResult>): Promise<PhaseResult> {
+  log(phase);
+  const before = await Promise.all(masters.map(readCounters));
+  const result = await load();
+  const after = await Promise.all(masters.map(readCounters));
+  const commands = masters.map((_, i) => after[i]!.commands - before[i]!.commands);
+  const cpu = masters.reduce((sum, _, i) => sum + after[i]!.cpuSeconds - before[i]!.cpuSeconds, 0);
+  const total = commands.reduce((a, b) => a + b, 0);
+  return {
+    phase,
+    calls,
+    callsPerSecond: result.callsPerSecond,
+    p50Ms: result.p50,
+    p99Ms: result.p99,
+    commandsPerCall: total / calls,
+    redisCpuUsPerCall: (cpu * 1e6) / calls,
+    masterShare: Object.fromEntries(masters.map((master, i) => [master, (100 * commands[i]!) / Math.max(total, 1)])),
+  };
+}
+
+/** Commands served (INFO commandstats; INFO and CLUSTER, the bench's and the clients' topology reads, left out) and CPU used. */
+async function readCounters(master: string): Promise<MasterCounters> {
+  const node = connect(master);
+  try {
+    const stats = await node.info('commandstats');
+    let commands = 0;
+    for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+      if (match[1] === 'info' || match[1]!.startsWith('cluster')) continue;
+      commands += Number(match[2]);
+    }
+    const cpu = await node.info('cpu');
+    const seconds = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
+    return { commands, cpuSeconds: seconds('used_cpu_user') + seconds('used_cpu_sys') };
+  } finally {
+    node.disconnect();
+  }
+}
+
+async function masterNodes(seed: Redis): Promise<string[]> {
+  const slots = (await seed.cluster('SLOTS')) as unknown as [number, number, [string, number]][];
+  return [...new Set(slots.map(([, , [host, port]]) => `${host}:${port}`))].sort();
+}
+
+function connect(master: string): Redis {
+  const [host, port] = master.split(':');
+  return new Redis({ host, port: Number(port), maxRetriesPerRequest: 1 });
+}
+
+async function deleteKeys(masters: string[], patterns: string[]): Promise<string> {
+  let deleted = 0;
+  for (const master of masters) {
+    const node = connect(master);
+    try {
+      for (const pattern of patterns) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+          cursor = next;
+          for (const key of keys) deleted += await node.unlink(key);
+        } while (cursor !== '0');
+      }
+    } finally {
+      node.disconnect();
+    }
+  }
+  return `${deleted} deleted`;
+}
+
+await main();
