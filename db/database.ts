@@ -1,4 +1,5 @@
 import { CompiledQuery, Kysely, Migrator, PostgresAdapter, PostgresDialect, sql, type Migration, type MigrationProvider } from 'kysely';
+import { createHash } from 'node:crypto';
 import { userInfo } from 'node:os';
 import pg from 'pg';
 import type { Database } from './schema.js';
@@ -52,8 +53,8 @@ export interface DbOptions {
    * unset, the server's `lock_timeout` applies. Set per transaction, never per connection: see withLockTimeout.
    */
   lockTimeoutMs?: number;
-  /** Run the hottest statements as named prepared statements (executePrepared): DATABASE_PREPARED_STATEMENTS. */
-  preparedStatements?: boolean;
+  /** Run the hottest statements as named prepared statements (executePrepared): DATABASE_PREPARED_STATEMENTS, `auto` by default. */
+  preparedStatements?: boolean | 'auto';
 }
 
 /**
@@ -68,12 +69,12 @@ export function createDb(databaseUrl: string, maxConnections = 10, options: DbOp
   pool.on('error', () => undefined);
   pool.on('connect', (client) => client.on('error', () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  settings.set(db, { pool, preparedStatements: options.preparedStatements ?? false, lockTimeout: lockTimeoutValue(options.lockTimeoutMs) });
+  settings.set(db, { pool, preparedStatements: options.preparedStatements ?? 'auto', lockTimeout: lockTimeoutValue(options.lockTimeoutMs) });
   return db;
 }
 
 /** What createDb knew of each Db it made: its pool, for executePrepared, and its options. */
-const settings = new WeakMap<Db, { pool: pg.Pool; preparedStatements: boolean; lockTimeout: string | null }>();
+const settings = new WeakMap<Db, { pool: pg.Pool; preparedStatements: boolean | 'auto'; lockTimeout: string | null }>();
 
 function settingsOf(db: Db) {
   const found = settings.get(db);
@@ -112,17 +113,51 @@ export function lockTimeoutCondition(lockTimeout: string | null) {
 }
 
 /**
- * Runs `text` as a named prepared statement when the Db was made with `preparedStatements`: each
- * connection has PostgreSQL parse and plan it once, not at every call. Otherwise (the default) as an
- * unnamed statement, parsed at every call: through PgBouncer in transaction mode before 1.21, a name
- * prepared on one server connection is unknown on the next, or already there on another
- * (`prepared statement "…" already exists`). Either way the statement skips Kysely's building and
- * compiling. Only for the hottest statements, whose text never changes (run-commit.repository.ts):
- * at one call at a time, prepared and uncompiled took a first run's commit from 0.87 to 0.32 ms p50 here.
+ * Runs `text` as a named prepared statement, so each connection has PostgreSQL parse and plan it once,
+ * not at every call: unnamed, the run commits cost PostgreSQL several times the CPU of the rest of a
+ * call (bench/README.md). Through PgBouncer in transaction mode before 1.21, a name prepared on one
+ * server connection is unknown on the next (26000) or already there on another (42P05): with
+ * `preparedStatements: 'auto'` (the default) the first such error makes this Db run its statements
+ * unnamed from then on, and the statement that met it runs again unnamed (it ran nowhere: PostgreSQL
+ * refused its parse or bind). `false` never names one; `true` never stops. The name carries a hash of
+ * the text, so processes of two releases that share server connections never run each other's text.
+ * Only for the hottest statements, whose text never changes (run-commit.repository.ts); they skip
+ * Kysely's building and compiling either way.
  */
 export async function executePrepared(db: Db, name: string, text: string, values: readonly unknown[]): Promise<void> {
-  const { pool, preparedStatements } = settingsOf(db);
-  await pool.query(preparedStatements ? { name, text, values: [...values] } : { text, values: [...values] });
+  const found = settingsOf(db);
+  const mode = found.preparedStatements;
+  if (mode === false) {
+    await found.pool.query({ text, values: [...values] });
+    return;
+  }
+  try {
+    await found.pool.query({ name: preparedName(name, text), text, values: [...values] });
+  } catch (err) {
+    // Statements sent named before the first loss was seen meet it too: each runs again unnamed.
+    if (mode !== 'auto' || !isLostPreparedStatement(err)) throw err;
+    found.preparedStatements = false;
+    await found.pool.query({ text, values: [...values] });
+  }
+}
+
+/** Whether executePrepared still names its statements (a Db in `auto` stops at a pooler that cannot keep them). */
+export function namesPreparedStatements(db: Db): boolean {
+  return settingsOf(db).preparedStatements !== false;
+}
+
+const preparedNames = new Map<string, string>();
+
+function preparedName(name: string, text: string): string {
+  let named = preparedNames.get(text);
+  if (!named) preparedNames.set(text, (named = `${name}-${createHash('sha256').update(text).digest('hex').slice(0, 12)}`));
+  return named;
+}
+
+/** PostgreSQL's "prepared statement … does not exist" (26000) or "… already exists" (42P05). */
+function isLostPreparedStatement(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '26000' || code === '42P05';
 }
 
 /** Creates the database named in the URL when it does not exist yet. */

@@ -23,8 +23,11 @@ export interface Config {
   workerConcurrency: number;
   /** PostgreSQL connections per process; `npm start` (web and worker in one) opens twice this. */
   databasePoolSize: number;
-  /** The hottest statements as named prepared statements (DESIGN §17): not through PgBouncer in transaction mode before 1.21. */
-  databasePreparedStatements: boolean;
+  /**
+   * The hottest statements as named prepared statements (DESIGN §17): `auto` until a pooler in
+   * transaction mode (PgBouncer before 1.21) shows it cannot keep them (db/database.ts executePrepared).
+   */
+  databasePreparedStatements: PreparedStatements;
   /** A worker above this RSS takes no new job until it is below. */
   workerMemoryMb: number;
   maxAgentRuntimeMs: number;
@@ -76,12 +79,22 @@ export class ConfigError extends Error {
 const int = (min: number, max = Number.MAX_SAFE_INTEGER) =>
   z.string().trim().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().min(min).max(max));
 
+/** DATABASE_PREPARED_STATEMENTS: named prepared statements always, never, or until the connection shows it cannot keep them. */
+export type PreparedStatements = boolean | 'auto';
+
 const bool = z
   .string()
   .trim()
   .toLowerCase()
   .refine((v) => ['true', 'false', '1', '0', 'yes', 'no'].includes(v), 'must be true or false')
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const preparedStatements = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .refine((v) => ['auto', 'true', 'false', '1', '0', 'yes', 'no'].includes(v), 'must be auto, true or false')
+  .transform((v): PreparedStatements => (v === 'auto' ? 'auto' : v === 'true' || v === '1' || v === 'yes'));
 
 const list = z
   .string()
@@ -120,7 +133,7 @@ const variables = {
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 letters, digits, _ - . { }'),
   WORKER_CONCURRENCY: int(1, 100_000),
   DATABASE_POOL_SIZE: int(2, 1000),
-  DATABASE_PREPARED_STATEMENTS: bool,
+  DATABASE_PREPARED_STATEMENTS: preparedStatements,
   WORKER_MEMORY_MB: int(128),
   MAX_AGENT_RUNTIME_MS: int(100),
   AGENT_MEMORY_MB: int(8, 4096),
@@ -185,7 +198,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queuePrefix: keyPrefix(parsed.QUEUE_PREFIX ?? 'agentexec', parsed.REDIS_CLUSTER ?? false),
     workerConcurrency: parsed.WORKER_CONCURRENCY ?? 1000,
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
-    databasePreparedStatements: parsed.DATABASE_PREPARED_STATEMENTS ?? false,
+    databasePreparedStatements: parsed.DATABASE_PREPARED_STATEMENTS ?? 'auto',
     workerMemoryMb: parsed.WORKER_MEMORY_MB ?? 2048,
     maxAgentRuntimeMs,
     agentMemoryMb: parsed.AGENT_MEMORY_MB ?? 64,

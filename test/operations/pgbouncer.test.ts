@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { createDb } from '../../db/database.js';
+import { createDb, executePrepared, namesPreparedStatements } from '../../db/database.js';
 import { findConversation } from '../../db/conversations.repository.js';
 import { execAgent, post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
@@ -14,7 +14,8 @@ import { waitFor } from '../helpers/wait.js';
 
 /**
  * A web and a worker process whose every PostgreSQL connection goes through PgBouncer 1.18 in
- * transaction mode, as Debian ships it (DESIGN §17): no startup options, no named prepared statements.
+ * transaction mode, as Debian ships it (DESIGN §17): no startup options, and named prepared statements
+ * given up at the first sign that the pooler cannot keep them (DATABASE_PREPARED_STATEMENTS `auto`).
  */
 describe('through PgBouncer in transaction mode', function () {
   this.timeout(60_000);
@@ -148,6 +149,32 @@ describe('through PgBouncer in transaction mode', function () {
       assert.equal(rows[0]!.locks, 0);
     } finally {
       await sql`drop database if exists ${sql.id(fresh.pathname.slice(1))} with (force)`.execute(db);
+    }
+  });
+
+  it('gives up named prepared statements at the first one the pooler loses, and no statement fails for it', async () => {
+    const bounced = createDb(bouncedUrl, 4);
+    try {
+      assert.equal(namesPreparedStatements(bounced), true, 'named by default');
+      // Four at a time: their transactions take different server connections, so a connection's
+      // statement prepared on one server connection is soon bound on another.
+      for (let round = 0; round < 50 && namesPreparedStatements(bounced); round++) {
+        await Promise.all([1, 2, 3, 4].map((n) => executePrepared(bounced, 'probe', 'select $1::int as n', [n])));
+      }
+      assert.equal(namesPreparedStatements(bounced), false, 'still naming statements after 200 through PgBouncer 1.18');
+      await executePrepared(bounced, 'probe', 'select $1::int as n', [5]);
+    } finally {
+      await bounced.destroy();
+    }
+  });
+
+  it('names prepared statements on a direct connection for good', async () => {
+    const direct = createDb(testEnv.DATABASE_URL!, 4);
+    try {
+      for (let round = 0; round < 50; round++) await Promise.all([1, 2, 3, 4].map((n) => executePrepared(direct, 'probe', 'select $1::int as n', [n])));
+      assert.equal(namesPreparedStatements(direct), true);
+    } finally {
+      await direct.destroy();
     }
   });
 

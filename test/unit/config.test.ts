@@ -13,10 +13,12 @@ describe('loadConfig', () => {
     assert.deepEqual(config.agentHttpAllow, []);
   });
 
-  it('uses named prepared statements only when DATABASE_PREPARED_STATEMENTS says so', () => {
-    assert.equal(loadConfig({}).databasePreparedStatements, false, 'off by default: PgBouncer before 1.21 in transaction mode cannot take them');
+  it('names prepared statements until the pooler cannot keep them, unless DATABASE_PREPARED_STATEMENTS says otherwise', () => {
+    assert.equal(loadConfig({}).databasePreparedStatements, 'auto');
     assert.equal(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'true' }).databasePreparedStatements, true);
-    assert.throws(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'sometimes' }), /DATABASE_PREPARED_STATEMENTS: must be true or false/);
+    assert.equal(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'no' }).databasePreparedStatements, false);
+    assert.equal(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'AUTO' }).databasePreparedStatements, 'auto');
+    assert.throws(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'sometimes' }), /DATABASE_PREPARED_STATEMENTS: must be auto, true or false/);
   });
 
   it('stops with a message naming every bad variable', () => {
