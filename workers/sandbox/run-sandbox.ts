@@ -17,6 +17,7 @@ import { createSandboxIsolate, disposalReason, isDisposed, isIsolateIdle, tenanc
 import { inlineContext } from './inline-contexts.js';
 import { turnToLoad } from './load-turns.js';
 import { watchRun } from './run-watch.js';
+import { runTraceContext } from '../tracing/sys-call-spans.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
 interface Held {
@@ -63,6 +64,7 @@ export function runSandbox(run: SandboxRun, pool: ContextPool = processPool): Pr
       fetchSlots: createFetchSlots(),
       fetchStreams: createFetchStreams(),
       mask: maskerOf(run.secrets),
+      traceContext: runTraceContext(),
       end: (ending) => {
         if (session.ended) return;
         session.ended = true;
