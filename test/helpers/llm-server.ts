@@ -49,7 +49,7 @@ export async function startLlmServer(): Promise<LlmServer> {
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
       const body = JSON.parse(text) as { messages: { role: string; content: string }[]; stream?: boolean; stream_options?: { include_usage?: boolean } };
-      const number = requests.push({ authorization: req.headers.authorization, traceparent: req.headers.traceparent, messages: body.messages });
+      const number = requests.push({ authorization: req.headers.authorization, traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined, messages: body.messages });
       const socket: Socket = req.socket;
       socket.once('close', () => closedSockets.set(number, Date.now()));
       const lastUser = [...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
