@@ -71,6 +71,8 @@ export function stackEnv(settings: StackSettings): Record<string, string> {
     SESSION_SECRET: randomBytes(32).toString('base64url'),
     ...(process.env.WEB_INLINE_RUNS ? { WEB_INLINE_RUNS: process.env.WEB_INLINE_RUNS } : {}),
     ...(process.env.DATABASE_PREPARED_STATEMENTS ? { DATABASE_PREPARED_STATEMENTS: process.env.DATABASE_PREPARED_STATEMENTS } : {}),
+    // OTEL_EXPORTER_OTLP_ENDPOINT and the other OpenTelemetry settings: the stack measured with tracing on (DESIGN §18).
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('OTEL_')) as [string, string][]),
     ...settings.env,
   };
 }

@@ -9,6 +9,7 @@ import type { ConversationRunWriter } from './conversation-run-writer.js';
 import type { FirstRunWriter } from './first-run-writer.js';
 import type { NewPause } from '../db/paused-asks.repository.js';
 import { conversationChanged, versionMoved, type RunAgain, type RunEnding } from './run-endings.js';
+import { inChildSpan } from './child-span.js';
 
 /**
  * The commit of a run (DESIGN §11): what the run changed and its execution record, in one statement
@@ -39,11 +40,11 @@ export interface RunRecord {
  * conversation is no longer at that version (409).
  */
 export async function commitRun(db: Db, runs: ConversationRunWriter, data: RunJobData, version: number, changes: RunChanges | undefined, record: RunRecord): Promise<RunEnding> {
-  if (!changes) return recordEnding(db, data, record);
-  const committed = await runs.write(conversationRun(data, version, changes, record)).catch((err: unknown) => {
+  if (!changes) return inChildSpan('commit', () => recordEnding(db, data, record));
+  const committed = await inChildSpan('commit', () => runs.write(conversationRun(data, version, changes, record)).catch((err: unknown) => {
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;
-  });
+  }));
   return committed === 'stale' ? conversationChanged() : { kind: 'response', response: record.response };
 }
 
@@ -67,7 +68,8 @@ export async function commitFirstRun(
 ): Promise<RunEnding | RunAgain> {
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: record.startedAt };
   const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
-  const written = await firstRuns.write({ conversation, state: changes?.state, pause, execution: executionRow(data, record), fence }).catch((err: unknown) => {
+  const row = { conversation, state: changes?.state, pause, execution: executionRow(data, record), fence };
+  const written = await inChildSpan('commit', () => firstRuns.write(row)).catch((err: unknown) => {
     // One statement: the execution record already there (the caller was answered 503) fails it whole.
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
     throw err;

@@ -33,4 +33,6 @@ export interface RunJobData {
   priority?: number;
   /** Submitted as a background run (/api/exec/submit): its end is sent to its account's webhook. */
   background?: boolean;
+  /** With tracing on (DESIGN §18): the W3C trace context of the span that enqueued it, which the run's own trace links to. */
+  traceparent?: string;
 }

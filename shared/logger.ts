@@ -1,4 +1,6 @@
+import { context, trace } from '@opentelemetry/api';
 import { pino, type Logger } from 'pino';
+import { tracingEnabled } from './tracing-enabled.js';
 
 export type { Logger };
 
@@ -25,7 +27,15 @@ const redactPaths = [
   '*.answers',
 ];
 
-/** A JSON logger; `destination` lets tests capture lines. */
+/** A JSON logger; `destination` lets tests capture lines. With tracing on, each line made within a span carries its `trace_id` and `span_id`. */
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' }, base: { pid: process.pid } }, destination);
+  const mixin = tracingEnabled ? activeSpanIds : undefined;
+  return pino({ level, redact: { paths: redactPaths, censor: '[redacted]' }, base: { pid: process.pid }, mixin }, destination);
+}
+
+function activeSpanIds(): { trace_id?: string; span_id?: string } {
+  const span = trace.getSpan(context.active());
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }

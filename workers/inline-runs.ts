@@ -17,6 +17,7 @@ import type { HeldConversation } from './runs/held-conversation.js';
 import { createInlineAdmission, defaultAdmission, type InlineAdmissionOptions } from './runs/inline-admission.js';
 import { watchLoopLag } from './runs/loop-lag.js';
 import { runInline } from './runs/inline-run.js';
+import { recordRunEnd, traceRun } from './tracing/run-span.js';
 import type { RunDeps } from './runs/run-deps.js';
 import { createContextPool } from './sandbox/context-pool.js';
 import { setAgentThreadNice } from './sandbox/isolate-threads.js';
@@ -89,10 +90,14 @@ export async function startInlineRuns(
       if (!admission.admits(data.agentName, late)) return 'queue';
       const started = performance.now();
       const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };
-      const result = await runInline(runDeps, data, inputs, entry).catch((err: unknown) => {
-        // As a worker's run then: nothing was committed, and the caller is told 503.
-        if (isUnavailableError(err)) return databaseUnavailable();
-        throw err;
+      const result = await traceRun(data, async () => {
+        const ran = await runInline(runDeps, data, inputs, entry).catch((err: unknown) => {
+          // As a worker's run then: nothing was committed, and the caller is told 503.
+          if (isUnavailableError(err)) return databaseUnavailable();
+          throw err;
+        });
+        recordRunEnd(ran);
+        return ran;
       });
       if ('queue' in result) {
         if (result.queue === 'waits' || result.queue === 'long') admission.notShort(data.agentName, result.queue);

@@ -1,3 +1,5 @@
+// First: with OTEL_EXPORTER_OTLP_ENDPOINT set, the SDK must patch pg, ioredis, koa and http before they are used.
+import { flushTracing } from '../tracing/start.js';
 import { loadConfig } from '../shared/config.js';
 import { checkRedisMode } from '../runs/redis-connection.js';
 import { createLogger } from '../shared/logger.js';
@@ -21,6 +23,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     void worker
       .close()
       .then(() => runtime.db.destroy())
+      .then(() => flushTracing())
       .then(() => logger.info('worker stopped'))
       .finally(() => exitProcess(0));
   });

@@ -17,6 +17,8 @@ import type { SessionWatch } from './runs/session-watch.js';
 import { sessionEnded } from './sandbox/sandbox-endings.js';
 import type { WebhookJobData } from '../shared/webhook-jobs.js';
 import { deliveryJobOptions } from './webhooks/webhook-worker.js';
+import { recordRunEnd, traceRun } from './tracing/run-span.js';
+import { activeTraceparent } from '../runs/child-span.js';
 
 export interface ProcessorDeps extends RunDeps {
   /** Connection for PUBLISH and the event lists (not the worker's blocking one). */
@@ -34,7 +36,7 @@ export interface ProcessorDeps extends RunDeps {
  * of worker.cancelJob; a cancel from the control channel aborts the same run.
  */
 export function createRunAgentProcessor(deps: ProcessorDeps) {
-  return async (job: Job<RunJobData>, _token?: string, jobSignal?: AbortSignal): Promise<void> => {
+  const processRun = async (job: Job<RunJobData>, jobSignal?: AbortSignal): Promise<void> => {
     const started = performance.now();
     const data = job.data;
     // Fair share is judged by this (DESIGN §16): how long the run waited for a worker.
@@ -69,6 +71,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
         throw err;
       });
       release();
+      recordRunEnd(result);
       if (!result) return;
       if (result.kind === 'refused') {
         await publish({ event: 'refused', data: { code: result.code, message: result.message } }).catch(report);
@@ -79,7 +82,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       await publish({ event: 'end', data: result.response }).catch(report);
       // Its delivery was written with its record (if its account has a webhook); a lost job is queued again by the sweep.
       if (data.background) {
-        await deps.webhooks.add('deliver', { kind: 'deliver', runId: data.runId }, deliveryJobOptions(data.runId)).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'webhook delivery not queued; the sweep will'));
+        await deps.webhooks.add('deliver', { kind: 'deliver', runId: data.runId, traceparent: activeTraceparent() }, deliveryJobOptions(data.runId)).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'webhook delivery not queued; the sweep will'));
       }
     } finally {
       release();
@@ -87,6 +90,8 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       tracked.done();
     }
   };
+  // The run is a trace of its own (DESIGN §18), its log lines within it.
+  return (job: Job<RunJobData>, _token?: string, jobSignal?: AbortSignal): Promise<void> => traceRun(job.data, () => processRun(job, jobSignal));
 }
 
 function unavailable(deps: ProcessorDeps, data: RunJobData, err: unknown): RunEnding {

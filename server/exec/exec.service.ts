@@ -3,6 +3,7 @@ import type { ExecutionResponse, JsonObject, Principal } from '../../shared/api.
 import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
+import { enqueueInSpan } from './enqueue-span.js';
 import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
 import { enqueueTurn, enqueueTurnIfIdle, leaveTurn, turnLifetimeMs, type Turn } from '../../runs/turns.js';
 import { cancelRuns } from './cancel.service.js';
@@ -207,7 +208,7 @@ async function enqueueRun(
   try {
     await Promise.all([
       findable && registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
-      deps.queue.add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true }),
+      enqueueInSpan(data, () => deps.queue.add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true })),
     ]);
   } catch (err) {
     if (turn) await leaveTurn(redis, prefix, convid, turn).catch(() => undefined);

@@ -14,7 +14,8 @@ import type { AddressInfo, Socket } from 'node:net';
 export interface LlmServer {
   /** http://127.0.0.1:<port>/v1, what an OpenAI client takes as its base URL. */
   baseUrl: string;
-  requests: { authorization: string | undefined; messages: { role: string; content: string }[] }[];
+  /** `traceparent`: the W3C trace context header the request carried (DESIGN §18). */
+  requests: { authorization: string | undefined; traceparent: string | undefined; messages: { role: string; content: string }[] }[];
   closedSockets: Map<number, number>;
   /** Token events written so far, over all answers. */
   tokensSent: () => number;
@@ -24,6 +25,11 @@ export interface LlmServer {
   release(): void;
   cut(): void;
   close(): Promise<void>;
+}
+
+/** The usage the server reports for an answer of `tokens` (with `stream_options.include_usage`): 7 prompt tokens. */
+export function usageOf(tokens: string[]): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+  return { prompt_tokens: 7, completion_tokens: tokens.length, total_tokens: 7 + tokens.length };
 }
 
 export function answerTokens(userMessage: string): string[] {
@@ -42,16 +48,16 @@ export async function startLlmServer(): Promise<LlmServer> {
     req.on('data', (chunk: Buffer) => (text += chunk.toString()));
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return void res.writeHead(404).end();
-      const body = JSON.parse(text) as { messages: { role: string; content: string }[]; stream?: boolean };
-      const number = requests.push({ authorization: req.headers.authorization, messages: body.messages });
+      const body = JSON.parse(text) as { messages: { role: string; content: string }[]; stream?: boolean; stream_options?: { include_usage?: boolean } };
+      const number = requests.push({ authorization: req.headers.authorization, traceparent: typeof req.headers.traceparent === 'string' ? req.headers.traceparent : undefined, messages: body.messages });
       const socket: Socket = req.socket;
       socket.once('close', () => closedSockets.set(number, Date.now()));
       const lastUser = [...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-      void answer(res, answerTokens(lastUser), hold);
+      void answer(res, answerTokens(lastUser), hold, body.stream_options?.include_usage === true);
     });
   });
 
-  async function answer(res: ServerResponse, tokens: string[], holdAt: number | null): Promise<void> {
+  async function answer(res: ServerResponse, tokens: string[], holdAt: number | null, withUsage: boolean): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     for (const [i, token] of tokens.entries()) {
       if (i === holdAt) {
@@ -66,6 +72,8 @@ export async function startLlmServer(): Promise<LlmServer> {
       res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       tokensSent += 1;
     }
+    // As OpenAI with stream_options.include_usage: a last chunk with no choices and the usage.
+    if (withUsage) res.write(`data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', choices: [], usage: usageOf(tokens) })}\n\n`);
     res.end('data: [DONE]\n\n');
   }
 

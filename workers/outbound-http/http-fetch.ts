@@ -6,6 +6,7 @@ import type { Duplex } from 'node:stream';
 import { isDestinationAllowed, parseIp, type AllowRule } from './destination-guard.js';
 import { fetchAgent } from './fetch-agents.js';
 import { readBodyStream, type FetchBodyStream } from './fetch-body-stream.js';
+import { withTraceparent } from '../tracing/traceparent-header.js';
 
 /** Largest response body sys.fetch reads. */
 export const maxResponseBytes = 5 * 1024 * 1024;
@@ -112,7 +113,7 @@ async function sendRequest<T>(url: URL, request: FetchRequest, options: FetchOpt
   const transport = url.protocol === 'https:' ? https : http;
   const req = transport.request(url, {
     method: request.method,
-    headers: withContentLength(request),
+    headers: withTraceparent(withContentLength(request)),
     agent: fetchAgent(url.protocol === 'https:' ? 'https:' : 'http:', options.pool),
     lookup: guardedLookup(options.allow, port, options.allowSetting),
   });

@@ -9,6 +9,7 @@ import { errorInAgent, failCommand, hostError } from './sandbox-endings.js';
 import { emitChange, hasEnded, report, type Session } from './session.js';
 import { callFetchClose, callFetchRead, callFetchRelay } from './streamed-fetch.js';
 import { isTracing, traceAsyncCall, traceSyncCall, traceVariableChange } from './trace-calls.js';
+import { inSysCallSpan } from '../tracing/sys-call-spans.js';
 
 /**
  * The host end of the sys bridge. The isolate calls `handleSyncCall` / `handleAsyncCall` with an op
@@ -84,7 +85,8 @@ export async function handleAsyncCall(session: Session, op: unknown, payloadText
     if (session.run.hold) await session.run.hold;
     if (hasEnded(session)) return haltReply();
     const payload = parsePayload(payloadText, op);
-    const value = isTracing(session) ? await traceAsyncCall(session, op as string, payload, () => handler(session, payload)) : await handler(session, payload);
+    const call = () => inSysCallSpan(session, op as string, payload, () => handler(session, payload));
+    const value = isTracing(session) ? await traceAsyncCall(session, op as string, payload, call) : await call();
     return JSON.stringify({ ok: true, value: value ?? null });
   } catch (err) {
     return replyWithError(session, err);

@@ -17,6 +17,7 @@ import { createSandboxIsolate, isDisposed, isIsolateIdle, tenancyKeyOf, type San
 import { inlineContext } from './inline-contexts.js';
 import { turnToLoad } from './load-turns.js';
 import { watchRun } from './run-watch.js';
+import { runTraceContext } from '../tracing/sys-call-spans.js';
 
 /** The sandbox a run uses, once it has one: released or given back as the run ends. */
 interface Held {
@@ -79,6 +80,7 @@ function startRun(run: SandboxRun, inline: InlineEntry | undefined, pool: Contex
       fetchSlots: createFetchSlots(),
       fetchStreams: createFetchStreams(),
       mask: secretMasker(run.secrets),
+      traceContext: runTraceContext(),
       end: (ending) => {
         if (session.ended) return;
         session.ended = true;

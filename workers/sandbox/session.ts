@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import type { OutputChange, Output } from './output.js';
 import type { AllowRule } from '../outbound-http/destination-guard.js';
 import type { FetchSlots } from '../outbound-http/fetch-slots.js';
@@ -31,6 +32,8 @@ export interface Session {
    * entry returns, in order; dropped with the entry when it is interrupted and the run starts over.
    */
   heldReports?: Array<() => void>;
+  /** The run's trace context, its sys calls' spans' parent (workers/tracing/sys-call-spans.ts); undefined without tracing. */
+  traceContext?: Context;
   /** When the agent returned or threw (epoch ms), as the isolate said; its result follows once its code is over (run-watch.ts). */
   returnedAt?: number;
   /**

@@ -5,6 +5,7 @@ import { findPendingDelivery, recordAttempt, type PendingDelivery } from '../../
 import type { AllowRule } from '../outbound-http/destination-guard.js';
 import type { AccountSlots } from './account-slots.js';
 import { httpFetch } from '../outbound-http/http-fetch.js';
+import { inDeliverySpan } from '../tracing/delivery-span.js';
 
 /** A receiver has this long to answer. */
 export const deliveryTimeoutMs = 10_000;
@@ -37,13 +38,13 @@ export class DeliveryFailed extends Error {
  * delivers it; anything else is logged and thrown, for BullMQ to retry. Nothing pending: nothing to do.
  * `deferred` when the account's deliveries hold all its slots here: nothing was sent or counted.
  */
-export async function deliverWebhook(deps: WebhookDeliveryDeps, runId: string): Promise<'done' | 'deferred'> {
+export async function deliverWebhook(deps: WebhookDeliveryDeps, runId: string, traceparent?: string): Promise<'done' | 'deferred'> {
   const delivery = await findPendingDelivery(deps.db, runId);
   if (!delivery) return 'done';
   const release = deps.slots ? await deps.slots.take(delivery.accountId) : () => undefined;
   if (!release) return 'deferred';
   try {
-    await attempt(deps, delivery);
+    await inDeliverySpan(traceparent, delivery.url, () => attempt(deps, delivery));
   } finally {
     release();
   }

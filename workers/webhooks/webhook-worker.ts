@@ -57,7 +57,7 @@ export async function startWebhookWorker(runtime: Runtime): Promise<WebhookWorke
 
   const processJob = async (job: Job<WebhookJobData>, token?: string) => {
     if (job.data.kind === 'deliver') {
-      if ((await deliverWebhook(deps, job.data.runId)) === 'deferred') await deferDelivery(job, token);
+      if ((await deliverWebhook(deps, job.data.runId, job.data.traceparent)) === 'deferred') await deferDelivery(job, token);
       return;
     }
     const stalled = await findStalledDeliveries(runtime.db, new Date(Date.now() - sweepEveryMs), 1000);
