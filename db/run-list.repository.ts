@@ -46,7 +46,18 @@ export interface RunListRow {
  * that leads with it and ends in (started_at desc, id desc) (migration 0013), so a page is one index
  * range read that stops after `limit` rows, however many runs there are.
  */
-export async function findRunPage(db: Db, filter: RunListFilter, page: { limit: number; after?: RunListPosition | undefined }): Promise<RunListRow[]> {
+export async function findRunPage(db: Db, filter: RunListFilter, page: RunPage): Promise<RunListRow[]> {
+  return (await selectRunPage(db, filter, page).execute()) as RunListRow[];
+}
+
+/** How many runs a page holds, and where it starts (after the last run of the page before). */
+export interface RunPage {
+  limit: number;
+  after?: RunListPosition | undefined;
+}
+
+/** The query findRunPage runs, unexecuted (for EXPLAIN). */
+export function selectRunPage(db: Db, filter: RunListFilter, page: RunPage) {
   let query = db
     .selectFrom('executions')
     .select([
@@ -80,5 +91,5 @@ export async function findRunPage(db: Db, filter: RunListFilter, page: { limit: 
     // A row comparison, so the index reads on from the position instead of filtering row by row.
     query = query.where(sql<boolean>`(started_at, id) < (${startedAt}::timestamptz, ${id}::uuid)`);
   }
-  return (await query.execute()) as RunListRow[];
+  return query;
 }
