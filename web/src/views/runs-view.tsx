@@ -118,7 +118,7 @@ function RunsTable({ runs }: { runs: RunListEntry[] }) {
               </td>
               <td>{accountText(run.account)}</td>
               <td>
-                <span class={`result result-${run.resultCode === 'success' ? 'ok' : run.resultCode === 'ask' ? 'ask' : 'failed'}`}>{run.resultCode}</span>
+                <span class={`run-result-${run.resultCode === 'success' ? 'ok' : run.resultCode === 'ask' ? 'ask' : 'failed'}`}>{run.resultCode}</span>
               </td>
               <td class="number">{durationText(run.durationMs)}</td>
             </tr>
