@@ -15,6 +15,7 @@ import * as lz4Compression from './migrations/0009_lz4_compression.js';
 import * as oneConversationIndex from './migrations/0010_one_conversation_index_on_executions.js';
 import * as draftSecrets from './migrations/0011_draft_secrets.js';
 import * as callerLimits from './migrations/0012_caller_limits.js';
+import * as runListIndexes from './migrations/0013_run_list_indexes.js';
 
 export type Db = Kysely<Database>;
 
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0010_one_conversation_index_on_executions': oneConversationIndex,
   '0011_draft_secrets': draftSecrets,
   '0012_caller_limits': callerLimits,
+  '0013_run_list_indexes': runListIndexes,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

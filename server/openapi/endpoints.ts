@@ -3,6 +3,7 @@ import type { Role } from '../../shared/api.js';
 import * as api from '../../shared/api.schemas.js';
 import type { ErrorCode } from '../../shared/errors.js';
 import { callerLoadAnswer, deleteSecretBody, getLimitsBody, limitsAnswer, listSecretsBody, reportBody, setLimitsBody, setSecretBody } from '../admin/admin.schemas.js';
+import { listRunsBody, runListAnswer } from '../admin/run-list.schemas.js';
 import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
 import { getBody, listBody, pinBody } from '../conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
@@ -364,6 +365,17 @@ export const endpoints: readonly Endpoint[] = [
     access: admins,
     request: emptyBody,
     response: callerLoadAnswer,
+  },
+  // The console (DESIGN §18).
+  {
+    method: 'post',
+    path: '/api/admin/listRuns',
+    summary: 'Ended runs, newest first, filtered by agent, account, result code and start time, a page at a time',
+    description:
+      'Pages by keyset: pass the answer\'s nextCursor as cursor for the next, older page; a run is on exactly one page however many runs end meanwhile (new ones appear on a first page). Runs still queued or running are not listed (their record is written when they end).',
+    access: admins,
+    request: listRunsBody,
+    response: runListAnswer,
   },
   // Operations (README: Operations).
   { method: 'get', path: '/healthz', summary: 'Liveness: the process answers', access: anyone, response: api.liveness },

@@ -159,6 +159,12 @@ describe('/api/openapi.json', () => {
     const errors = await post(stack.url, '/api/admin/errorReport', {}, { key: adminKey });
     assert.ok(errors.body.rows.length > 0);
     assertDocumented('/api/admin/errorReport', errors);
+    const runs = await post(stack.url, '/api/admin/listRuns', { limit: 1 }, { key: adminKey });
+    assert.equal(runs.body.runs.length, 1);
+    assertDocumented('/api/admin/listRuns', runs);
+    const refused = await post(stack.url, '/api/admin/listRuns', { limit: 0 }, { key: adminKey });
+    assert.equal(refused.status, 400);
+    assertDocumented('/api/admin/listRuns', refused);
   });
 
   it('describes /healthz and /readyz', async () => {

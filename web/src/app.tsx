@@ -7,11 +7,12 @@ import { ConversationStoreContext, createConversationStore } from './conversatio
 import { Header } from './header';
 import { sessionEndedMessage } from './messages';
 import { navigate, parseRoute, usePath } from './router';
-import { canDevelop, SessionContext, type Session } from './session';
+import { canDevelop, isAdmin, SessionContext, type Session } from './session';
 import { ConversationsView } from './views/conversations-view';
 import { DraftEditorView } from './views/draft-editor-view';
 import { DraftsView } from './views/drafts-view';
 import { PasswordView } from './views/password-view';
+import { RunsView } from './views/runs-view';
 import { SearchView } from './views/search-view';
 import { SignInView } from './views/sign-in-view';
 
@@ -71,16 +72,18 @@ export function App({ defaultAgent }: { defaultAgent: string }) {
     <SessionContext.Provider value={session}>
       <ConversationStoreContext.Provider value={store}>
         <Header />
-        <main id="main">{page(route, defaultAgent, canDevelop(session.user))}</main>
+        <main id="main">{page(route, defaultAgent, canDevelop(session.user), isAdmin(session.user))}</main>
       </ConversationStoreContext.Provider>
     </SessionContext.Provider>
   );
 }
 
-function page(route: ReturnType<typeof parseRoute>, defaultAgent: string, developer: boolean) {
+function page(route: ReturnType<typeof parseRoute>, defaultAgent: string, developer: boolean, admin: boolean) {
   switch (route.view) {
     case 'conversations':
       return <ConversationsView />;
+    case 'runs':
+      return admin ? <RunsView /> : <NotAllowed who="administrators" />;
     case 'drafts':
       return developer ? <DraftsView /> : <NotAllowed />;
     case 'draft':
@@ -91,7 +94,8 @@ function page(route: ReturnType<typeof parseRoute>, defaultAgent: string, develo
   }
 }
 
-function NotAllowed() {
+function NotAllowed({ who = 'developers' }: { who?: 'developers' | 'administrators' }) {
   useDocumentTitle('Not allowed');
+  if (who === 'administrators') return <p class="field-error">This page is for administrators.</p>;
   return <p class="field-error">This page is for developers. Ask an administrator for the developer role.</p>;
 }

@@ -1,5 +1,5 @@
 import { followLink, usePath } from './router';
-import { canDevelop, useSession } from './session';
+import { canDevelop, isAdmin, useSession } from './session';
 
 /** The bar at the top of a signed-in page: where to go, who is signed in, and Sign out. */
 export function Header() {
@@ -9,6 +9,7 @@ export function Header() {
     { href: '/', label: 'Search', current: path === '/' || path.startsWith('/c/') },
     { href: '/conversations', label: 'Conversations', current: path === '/conversations' },
     ...(canDevelop(session.user) ? [{ href: '/dev', label: 'Develop', current: path.startsWith('/dev') }] : []),
+    ...(isAdmin(session.user) ? [{ href: '/runs', label: 'Runs', current: path === '/runs' }] : []),
   ];
   return (
     <header class="top">

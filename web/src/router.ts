@@ -6,7 +6,8 @@ export type Route =
   | { view: 'conversations' }
   | { view: 'drafts' }
   | { view: 'draft'; draftid?: string }
-  | { view: 'password' };
+  | { view: 'password' }
+  | { view: 'runs' };
 
 export function parseRoute(path: string): Route {
   const conversation = /^\/c\/([0-9a-f-]{36})$/i.exec(path);
@@ -17,6 +18,7 @@ export function parseRoute(path: string): Route {
   const draft = /^\/dev\/drafts\/([^/]+)$/.exec(path);
   if (draft) return { view: 'draft', draftid: decodeURIComponent(draft[1]!) };
   if (path === '/password') return { view: 'password' };
+  if (path === '/runs') return { view: 'runs' };
   return { view: 'search' };
 }
 

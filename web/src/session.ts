@@ -18,6 +18,11 @@ export function useSession(): Session {
   return session;
 }
 
+/** Admins see the console (DESIGN §18): every caller's runs. */
+export function isAdmin(user: UserProfile): boolean {
+  return user.role === 'admin';
+}
+
 /** Developers and admins may edit and validate drafts. */
 export function canDevelop(user: UserProfile): boolean {
   return user.role === 'developer' || user.role === 'admin';

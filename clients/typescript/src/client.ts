@@ -1,7 +1,7 @@
 import { postForResponse, postJson, type Transport } from './http.js';
 import { withFinalResponse, type RunStream } from './run-response.js';
 import { streamRunEvents } from './run-stream.js';
-import type { Answers, ConversationList, ConversationRead, ExecutionResponse, JsonObject, PinnedConversation, RunEvent, RunInfo, SubmittedRun } from './types.js';
+import type { Answers, ConversationList, ConversationRead, ExecutionResponse, JsonObject, PinnedConversation, RunEvent, RunInfo, RunListFilter, RunListPage, SubmittedRun } from './types.js';
 
 export interface AgentexecClientOptions {
   /** The service's origin, e.g. https://agentexec.example.com; "" in a browser page the service serves. */
@@ -141,6 +141,14 @@ export class AgentexecClient {
   async cancel(target: CancelTarget): Promise<boolean> {
     const { cancelled } = await postJson<{ cancelled: boolean }>(this.#transport, '/api/exec/cancel', target, { retry: true });
     return cancelled;
+  }
+
+  /**
+   * Ended runs of every caller, newest first (admins only; ForbiddenError otherwise): a page of `limit`
+   * (50 by default, at most 100) matching `filter`, from `cursor` (the `nextCursor` of the page before).
+   */
+  listRuns(filter: RunListFilter = {}, page: { limit?: number; cursor?: string } = {}): Promise<RunListPage> {
+    return postJson<RunListPage>(this.#transport, '/api/admin/listRuns', { ...filter, ...page }, { retry: true });
   }
 
   /** POSTs to any endpoint of the API and answers its JSON (errors as AgentexecError). */

@@ -148,3 +148,42 @@ export interface PinnedConversation {
   convid: string;
   pinned: boolean;
 }
+
+/** Which runs `listRuns` lists (admins only); every filter optional, all given must match. */
+export interface RunListFilter {
+  agentName?: string;
+  /** Who called them: a user or a service account, by id. */
+  account?: { kind: 'user' | 'serviceAccount'; id: string };
+  resultCode?: ResultCode;
+  /** Started at or after (ISO 8601). */
+  from?: string;
+  /** Started before (ISO 8601). */
+  to?: string;
+}
+
+/** One ended run in `listRuns`: its record, never its inputs or output. */
+export interface RunListEntry {
+  runId: string;
+  convid: string;
+  agentName: string;
+  agentVersion: number | null;
+  /** Set for a draft validation run. */
+  draftId: string | null;
+  /** Who called it: `name` of a service account, `email` of a user (absent once deleted). */
+  account: { kind: 'user' | 'serviceAccount'; id: string; name?: string; email?: string };
+  requestId: string | null;
+  resultCode: ResultCode;
+  errorMessage: string | null;
+  /** Started with `submit`. */
+  background: boolean;
+  submittedAt: string | null;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+}
+
+/** A page of `listRuns`, newest first; `nextCursor` (null on the last page) asks for the next, older one. */
+export interface RunListPage {
+  runs: RunListEntry[];
+  nextCursor: string | null;
+}
