@@ -260,8 +260,10 @@ describe('on a Redis Cluster with three shards (REDIS_SHARDS=3)', function () {
     await db.destroy();
   });
 
-  it('puts each shard on a master of its own', () => {
+  it('puts each shard on a master of its own, and shows each shard\'s queue in /metrics', async () => {
     assert.equal(new Set(shardMasters.map((m) => m.port)).size, 3, JSON.stringify(shardMasters));
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    for (const shard of [0, 1, 2]) assert.match(metrics, new RegExp(`agentexec_queue_jobs\\{queue="runs\\.${shard}",state="waiting"\\} 0`));
   });
 
   it("streams calls on conversations of every shard, each run's events kept on its shard's master", async () => {
