@@ -1,4 +1,5 @@
 import type { RedisClient } from './redis-connection.js';
+import { shardsOf } from '../shared/shards.js';
 import type { ExecutionResponse } from '../shared/api.js';
 import type { Config } from '../shared/config.js';
 import type { RunJobData } from '../shared/jobs.js';
@@ -15,7 +16,7 @@ export interface EndWithoutRunDeps {
   db: Db;
   /** The connection the metrics, the turn and the end event go through. */
   redis: RedisClient;
-  config: Pick<Config, 'queuePrefix' | 'streamReplaySeconds'>;
+  config: Pick<Config, 'queuePrefix' | 'redisShards' | 'streamReplaySeconds'>;
 }
 
 /**
@@ -69,11 +70,11 @@ export async function endWithoutRun(deps: EndWithoutRunDeps, end: RunToEnd, onSt
   if (rule.counted) void recordRunMetrics(deps.redis, prefix, response.resultCode);
   const recorded = await step('record', () => recordEndedRun(deps.db, data, response, reason), false);
   const turn = data.turn;
-  await step('turn', () => Promise.all([turn && leaveTurn(deps.redis, prefix, data.convid, turn), releaseRunSlot(deps.redis, prefix, data.caller, data.runId)]), undefined);
+  await step('turn', () => Promise.all([turn && leaveTurn(deps.redis, shardsOf(deps.config).prefixOf(data.convid), data.convid, turn), releaseRunSlot(deps.redis, prefix, data.caller, data.runId)]), undefined);
   await step(
     'announce',
     async () => {
-      const publish = await resumeRunEventPublisher(deps.redis, prefix, data, deps.config.streamReplaySeconds * 1000);
+      const publish = await resumeRunEventPublisher(deps.redis, shardsOf(deps.config).prefixOf(data.runId), data, deps.config.streamReplaySeconds * 1000);
       await publish({ event: 'end', data: response });
     },
     undefined,

@@ -1,7 +1,8 @@
 import { Command } from 'ioredis';
-import type { RedisClient } from './redis-connection.js';
+import { isCluster, type RedisClient } from './redis-connection.js';
 import { settledPerTurn } from './per-turn-batch.js';
 import { publishCommandOf } from './run-event-pubsub.js';
+import { hashedPart } from '../shared/key-slot.js';
 
 /** One logged run's event, as the batch sends it (run-event-publisher.ts). */
 export interface BatchedRunEvent {
@@ -48,18 +49,38 @@ export function createRunEventBatch(redis: RedisClient): RunEventBatch {
   return { append: settledPerTurn<BatchedRunEvent, void>((events) => sendEvents(redis, lua, events)) };
 }
 
-/** The events in calls of at most maxEventsPerCall, written one after the other (never waiting between). */
+/**
+ * The events in calls of at most maxEventsPerCall, written one after the other (never waiting between).
+ * A script's keys must share a slot on a cluster: there, events of runs on several shards (DESIGN §17)
+ * go in a call per shard, each run's in its order.
+ */
 function sendEvents(redis: RedisClient, lua: string, events: readonly BatchedRunEvent[]): Promise<void> {
   const calls: Promise<unknown>[] = [];
-  for (let from = 0; from < events.length; from += maxEventsPerCall) {
-    const slice = events.slice(from, from + maxEventsPerCall);
-    const args: (string | number)[] = [lua, slice.length];
-    for (const event of slice) args.push(event.listKey);
-    for (const event of slice) args.push(event.text, event.channel, event.replayMs);
-    // Not redis.eval: that would ride the connection's auto-pipeline, and wait for its last replies.
-    const command = new Command('eval', args);
-    redis.sendCommand(command);
-    calls.push(command.promise);
+  for (const group of isCluster(redis) ? bySlot(events) : [events]) {
+    for (let from = 0; from < group.length; from += maxEventsPerCall) {
+      const slice = group.slice(from, from + maxEventsPerCall);
+      const args: (string | number)[] = [lua, slice.length];
+      for (const event of slice) args.push(event.listKey);
+      for (const event of slice) args.push(event.text, event.channel, event.replayMs);
+      // Not redis.eval: that would ride the connection's auto-pipeline, and wait for its last replies.
+      const command = new Command('eval', args);
+      redis.sendCommand(command);
+      calls.push(command.promise);
+    }
   }
   return Promise.all(calls).then(() => undefined);
+}
+
+/** The events by the part of their list key a slot is hashed from (one group when every key shares a hash tag). */
+function bySlot(events: readonly BatchedRunEvent[]): (readonly BatchedRunEvent[])[] {
+  const first = hashedPart(events[0]?.listKey ?? '');
+  if (events.every((event) => hashedPart(event.listKey) === first)) return [events];
+  const groups = new Map<string, BatchedRunEvent[]>();
+  for (const event of events) {
+    const part = hashedPart(event.listKey);
+    let group = groups.get(part);
+    if (!group) groups.set(part, (group = []));
+    group.push(event);
+  }
+  return [...groups.values()];
 }

@@ -149,8 +149,8 @@ interface Handover<Held> {
   held: Held | undefined;
 }
 
-/** This process's side of the turn order; `announce` tells the other processes a conversation's next call may start. */
-export function createConversationTurns<Held>(redis: RedisClient, prefix: string, announce: (convid: string) => Promise<unknown>): ConversationTurns<Held> {
+/** This process's side of the turn order (a conversation's keys under its shard's prefix, `prefixOf`); `announce` tells the other processes a conversation's next call may start. */
+export function createConversationTurns<Held>(redis: RedisClient, prefixOf: (convid: string) => string, announce: (convid: string) => Promise<unknown>): ConversationTurns<Held> {
   /**
    * This process's waiting calls: convid → member → how to wake it. Woken with a hand-over by a release
    * that saw it at the head of the order (in the same MULTI as its removal): it may start at once, with
@@ -185,7 +185,7 @@ export function createConversationTurns<Held>(redis: RedisClient, prefix: string
 
   // Not only at the head: a call handed the conversation early starts while the call before it still holds the turn.
   const successorOf = async (convid: string, member: string): Promise<string | undefined> => {
-    const next = await successorScript(redis, conversationTurnsKey(prefix, convid), member);
+    const next = await successorScript(redis, conversationTurnsKey(prefixOf(convid), convid), member);
     return typeof next === 'string' ? next : undefined;
   };
 
@@ -193,7 +193,7 @@ export function createConversationTurns<Held>(redis: RedisClient, prefix: string
     async wait(convid, member, { deadline, signal, staleMs, onQueued, first }) {
       if (signal.aborted) return { kind: 'stopped' };
       if (first) return { kind: 'ready' };
-      const key = conversationTurnsKey(prefix, convid);
+      const key = conversationTurnsKey(prefixOf(convid), convid);
       let queued = false;
       let handover: Handover<Held> | undefined;
       let pollMs = firstPollMs;
@@ -226,9 +226,9 @@ export function createConversationTurns<Held>(redis: RedisClient, prefix: string
       waiting({ held });
       return true;
     },
-    leave: (convid, member) => leaveTurn(redis, prefix, convid, member),
+    leave: (convid, member) => leaveTurn(redis, prefixOf(convid), convid, member),
     async release(convid, member, held, successor) {
-      const key = conversationTurnsKey(prefix, convid);
+      const key = conversationTurnsKey(prefixOf(convid), convid);
       const waiting = waiterOf(convid, await successor?.catch(() => undefined));
       if (waiting) {
         // Its successor waits here: it starts now, and the removal follows on the same connection,

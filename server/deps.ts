@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { RedisClient } from '../runs/redis-connection.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
-import type { RunJobData } from '../shared/jobs.js';
+import type { RunQueues } from '../runs/run-queues.js';
 import type { MailJobData } from '../shared/mail-jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
@@ -22,7 +22,8 @@ export interface WebDeps {
   config: Config;
   db: Db;
   redis: RedisClient;
-  queue: Queue<RunJobData>;
+  /** The run queue of each shard (DESIGN §17). */
+  runQueues: RunQueues;
   mailQueue: Queue<MailJobData>;
   /** Only for the queue dashboard: the web process adds no maintenance job. */
   maintenanceQueue: Queue;

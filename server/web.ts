@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Queue } from 'bullmq';
 import { maintenanceQueueName, runQueueName, webInboxChannel } from '../shared/channels.js';
+import { shardsOf } from '../shared/shards.js';
+import { openRunQueues, type RunQueues } from '../runs/run-queues.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunJobData } from '../shared/jobs.js';
@@ -44,19 +46,19 @@ export async function startWeb(
   // The queues have a connection of their own: BullMQ defines its sixty-odd scripts on the connection it
   // is given, and ioredis copies every defined script into each auto-pipelined batch it makes.
   const queueConnection = await openProducer(config, logger);
-  const queue = new Queue<RunJobData>(runQueueName, { connection: queueConnection, prefix: config.queuePrefix });
-  queue.on('error', (err) => logger.warn({ err: String(err) }, 'queue error'));
+  const shards = shardsOf(config);
+  const runQueues = openRunQueues(shards, queueConnection, (err) => logger.warn({ err: String(err) }, 'queue error'));
   const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
   const maintenanceQueue = new Queue(maintenanceQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
-  const runEvents = await openRunEvents(config, redis, config.queuePrefix, inboxChannel, logger);
+  const runEvents = await openRunEvents(config, redis, shards.prefixOf, inboxChannel, logger);
   const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, redisCluster: config.redisCluster, prefix: config.queuePrefix, db: base.db, logger, cache: bearerKeyCache });
   const usage = createUsageRecorder(base.db, logger);
-  const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { [runQueueName]: queue, [mailQueueName]: mailQueue } });
+  const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { ...runQueueSeries(runQueues), [mailQueueName]: mailQueue } });
   const callerLimits = createCallerLimitsCache(base.db, config);
-  const deps: WebDeps = { ...base, redis, queue, mailQueue, maintenanceQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), publishedAgents: createPublishedAgents(base.db), metrics, usage, inlineRuns };
+  const deps: WebDeps = { ...base, redis, runQueues, mailQueue, maintenanceQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), publishedAgents: createPublishedAgents(base.db), metrics, usage, inlineRuns };
   const server = createApp(deps).listen(port);
   // Node closes an idle keep-alive connection after 5 s, which races a client sending on it (ECONNRESET
   // on a POST it cannot safely repeat). Idle connections stay open longer than load balancers keep
@@ -75,7 +77,7 @@ export async function startWeb(
       await inlineRuns?.close();
       await runEvents.close();
       await bearerKeys.close();
-      await queue.close();
+      await runQueues.close();
       await mailQueue.close();
       await maintenanceQueue.close();
       queueConnection.disconnect();
@@ -108,4 +110,10 @@ async function openProducer(target: RedisTarget, logger: Logger): Promise<RedisC
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
   await waitForReady(redis);
   return redis;
+}
+
+/** The run queues as /metrics names them: `runs`, or with several shards `runs` then each shard's number (`runs.1`...). */
+function runQueueSeries(runQueues: RunQueues): Record<string, RunQueues['all'][number]> {
+  if (runQueues.all.length === 1) return { [runQueueName]: runQueues.all[0]! };
+  return Object.fromEntries(runQueues.all.map((queue, shard) => [`${runQueueName}.${shard}`, queue]));
 }

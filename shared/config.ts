@@ -19,6 +19,8 @@ export interface Config {
    * one slot, as BullMQ asks.
    */
   queuePrefix: string;
+  /** Shards the conversations are spread over (DESIGN §17, shared/shards.ts): each has its own key prefix. */
+  redisShards: number;
   /** Runs a worker process holds at once (DESIGN §11: runs in flight, not connections). */
   workerConcurrency: number;
   /** PostgreSQL connections per process; `npm start` (web and worker in one) opens twice this. */
@@ -128,8 +130,7 @@ const variables = {
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   REDIS_URL: redisUrls,
   REDIS_CLUSTER: bool,
-  // DESIGN §17's shards are not built yet: a count other than 1 is refused rather than ignored.
-  REDIS_SHARDS: z.string().trim().refine((v) => v === '1', 'must be 1: spreading conversations over shards is not supported yet'),
+  REDIS_SHARDS: int(1, 64),
   QUEUE_PREFIX: z.string().regex(/^[A-Za-z0-9_{}.-]{1,64}$/, 'must be 1-64 letters, digits, _ - . { }'),
   WORKER_CONCURRENCY: int(1, 100_000),
   DATABASE_POOL_SIZE: int(2, 1000),
@@ -196,6 +197,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redisUrl: parsed.REDIS_URL ?? 'redis://127.0.0.1:6379',
     redisCluster: parsed.REDIS_CLUSTER ?? false,
     queuePrefix: keyPrefix(parsed.QUEUE_PREFIX ?? 'agentexec', parsed.REDIS_CLUSTER ?? false),
+    redisShards: parsed.REDIS_SHARDS ?? 1,
     workerConcurrency: parsed.WORKER_CONCURRENCY ?? 1000,
     databasePoolSize: parsed.DATABASE_POOL_SIZE ?? 10,
     databasePreparedStatements: parsed.DATABASE_PREPARED_STATEMENTS ?? 'auto',

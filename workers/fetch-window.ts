@@ -18,20 +18,31 @@ export interface FetchWindow {
 /** Runs ahead of the processors: enough to hide a fetch's round trip, few enough to keep the order. */
 export const defaultFetchAhead = 8;
 
-export function applyFetchWindow(worker: Worker, max: number, ahead = defaultFetchAhead): FetchWindow {
-  let running = 0;
+/**
+ * One window over several workers (one per shard's queue, DESIGN §17): together they hold at most the
+ * runs started plus `ahead` (at most `max`); each keeps its own started runs and takes at least one
+ * more, so a run waiting on any shard is seen whatever the others hold. Answers each worker's window.
+ */
+export function applyFetchWindow(workers: readonly Worker[], max: number, ahead = defaultFetchAhead): FetchWindow[] {
+  const running = workers.map(() => 0);
+  let total = 0;
   const follow = () => {
-    worker.concurrency = Math.max(1, Math.min(max, running + ahead));
+    const room = Math.max(0, Math.min(ahead, max - total));
+    workers.forEach((worker, i) => {
+      worker.concurrency = Math.max(1, Math.min(max, running[i]! + room));
+    });
   };
   follow();
-  return {
+  return workers.map((_, i) => ({
     started() {
-      running += 1;
+      running[i] = running[i]! + 1;
+      total += 1;
       follow();
     },
     ended() {
-      running -= 1;
+      running[i] = running[i]! - 1;
+      total -= 1;
       follow();
     },
-  };
+  }));
 }

@@ -1,4 +1,5 @@
 import type { Clock } from '../shared/clock.js';
+import { shardsOf } from '../shared/shards.js';
 import type { Config } from '../shared/config.js';
 import { isUnavailableError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -74,7 +75,7 @@ export async function startInlineRuns(
     isolates,
     agents: createAgentCodeCache(),
     // A new conversation has no turn to wait for: never used here.
-    turns: createConversationTurns<HeldConversation>(redis, prefix, async () => undefined),
+    turns: createConversationTurns<HeldConversation>(redis, shardsOf(config).prefixOf, async () => undefined),
     conversations: createConversationReader(deps.db),
     firstRuns: createFirstRunWriter(deps.db),
     commits: createConversationCommits(deps.db),

@@ -6,10 +6,10 @@ const checkEveryMs = 250;
 
 /**
  * Memory, not a count, is what limits how many runs a worker holds (DESIGN §11): above
- * `budgetMb` of RSS the worker takes no new job (the running ones go on) until it is below again.
+ * `budgetMb` of RSS the worker (each of its shards' queues) takes no new job (the running ones go on) until it is below again.
  * Returns the function that stops watching.
  */
-export function applyMemoryBackpressure(worker: Worker, budgetMb: number, logger: Logger): () => void {
+export function applyMemoryBackpressure(workers: readonly Worker[], budgetMb: number, logger: Logger): () => void {
   const budget = budgetMb * 1024 * 1024;
   let paused = false;
   const timer = setInterval(() => {
@@ -17,11 +17,11 @@ export function applyMemoryBackpressure(worker: Worker, budgetMb: number, logger
     if (!paused && rss > budget) {
       paused = true;
       logger.warn({ rssMb: Math.round(rss / 1048576), budgetMb }, 'worker over its memory budget: taking no new run');
-      void worker.pause(true).catch(() => undefined);
+      for (const worker of workers) void worker.pause(true).catch(() => undefined);
     } else if (paused && rss < budget * 0.9) {
       paused = false;
       logger.info({ rssMb: Math.round(rss / 1048576), budgetMb }, 'worker under its memory budget again');
-      worker.resume();
+      for (const worker of workers) worker.resume();
     }
   }, checkEveryMs);
   timer.unref();

@@ -1,4 +1,5 @@
 import type { Job, Queue } from 'bullmq';
+import { shardsOf } from '../shared/shards.js';
 import type { RedisClient } from '../runs/redis-connection.js';
 import type { JsonObject } from '../shared/api.js';
 import { isUnavailableError } from '../shared/errors.js';
@@ -53,7 +54,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       releaseRunSlot(deps.publisher, deps.config.queuePrefix, data.caller, data.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'run place not given back; it lapses'));
     };
     try {
-      const publish = createRunEventPublisher(deps.publisher, deps.config.queuePrefix, data, replayMs(deps));
+      const publish = createRunEventPublisher(deps.publisher, shardsOf(deps.config).prefixOf(data.runId), data, replayMs(deps));
       const report = (err: unknown) => deps.logger.warn({ err, runId: data.runId }, 'run event not published');
       const sink: RunEventSink = {
         part: (part) => void publish({ event: 'part', data: part }).catch(report),

@@ -1,4 +1,5 @@
 import { Queue, Worker } from 'bullmq';
+import { shardsOf } from '../shared/shards.js';
 import { webhookQueueName, type WebhookJobData } from '../shared/webhook-jobs.js';
 import { controlChannel, runQueueName } from '../shared/channels.js';
 import type { Config } from '../shared/config.js';
@@ -48,7 +49,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   publisher.on('error', (err) => logger.warn({ err: String(err) }, 'worker redis connection error'));
   const announce = (message: ControlMessage) => publisher.publish(controlChannel(prefix), JSON.stringify(message));
   const control = createRunControl();
-  const turns = createConversationTurns<HeldConversation>(publisher, prefix, (convid) => announce({ type: 'turn', convid }));
+  const turns = createConversationTurns<HeldConversation>(publisher, shardsOf(config).prefixOf, (convid) => announce({ type: 'turn', convid }));
   setAgentThreadNice(config.agentThreadNice);
   const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
   const sessions = createSessionWatch(deps);
@@ -70,39 +71,46 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
 
   const connection = openRedis(config, { maxRetriesPerRequest: null });
   const processor = createRunAgentProcessor(processorDeps);
-  let window: FetchWindow | undefined;
-  const worker = new Worker<RunJobData>(
-    runQueueName,
-    async (job, token, signal) => {
-      window?.started();
-      try {
-        return await processor(job, token, signal);
-      } finally {
-        window?.ended();
-      }
-    },
-    {
-      connection,
-      prefix,
-      // WORKER_CONCURRENCY runs held at most, taken from the queue only as they can start (fetch-window.ts).
-      concurrency: Math.min(config.workerConcurrency, defaultFetchAhead),
-      lockDuration: config.jobLockMs,
-      stalledInterval: config.jobLockMs,
-      // A run is never started twice: a job whose worker died ends `unexpected` instead.
-      maxStalledCount: 0,
-    },
+  // One BullMQ worker per shard's queue (DESIGN §17), sharing the fetch window and the start gate: the
+  // runs held and started are the process's, in their fair order whatever shard they came from.
+  let windows: FetchWindow[] = [];
+  const workers = shardsOf(config).prefixes.map(
+    (shardPrefix, shard) =>
+      new Worker<RunJobData>(
+        runQueueName,
+        async (job, token, signal) => {
+          windows[shard]?.started();
+          try {
+            return await processor(job, token, signal);
+          } finally {
+            windows[shard]?.ended();
+          }
+        },
+        {
+          connection,
+          prefix: shardPrefix,
+          // WORKER_CONCURRENCY runs held at most, taken from the queue only as they can start (fetch-window.ts).
+          concurrency: Math.min(config.workerConcurrency, defaultFetchAhead),
+          lockDuration: config.jobLockMs,
+          stalledInterval: config.jobLockMs,
+          // A run is never started twice: a job whose worker died ends `unexpected` instead.
+          maxStalledCount: 0,
+        },
+      ),
   );
-  window = applyFetchWindow(worker, config.workerConcurrency);
-  worker.on('failed', (job, err) => {
-    if (job) void reportFailedRun(processorDeps, job.data, err.message);
-  });
-  worker.on('error', (err) => logger.error({ err }, 'worker error'));
-  await worker.waitUntilReady();
-  const stopBackpressure = applyMemoryBackpressure(worker, config.workerMemoryMb, logger);
+  windows = applyFetchWindow(workers, config.workerConcurrency);
+  for (const worker of workers) {
+    worker.on('failed', (job, err) => {
+      if (job) void reportFailedRun(processorDeps, job.data, err.message);
+    });
+    worker.on('error', (err) => logger.error({ err }, 'worker error'));
+  }
+  await Promise.all(workers.map((worker) => worker.waitUntilReady()));
+  const stopBackpressure = applyMemoryBackpressure(workers, config.workerMemoryMb, logger);
   return {
     async close() {
       stopBackpressure();
-      await worker.close();
+      await Promise.all(workers.map((worker) => worker.close()));
       sessions.close();
       isolates.clear();
       connection.disconnect();

@@ -11,15 +11,13 @@ import { runConcurrent, runSequential, type LoadResult } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
 
 /**
- * `npm run bench:cluster [-- --calls N --in-flight N]`: the product on a Redis Cluster (DESIGN §17), one
+ * `npm run bench:cluster [-- --calls N --in-flight N --shards 1,3]`: the product on a Redis Cluster (DESIGN §17), one
  * web and one worker process with REDIS_CLUSTER=true and every call through the queue
  * (WEB_INLINE_RUNS=false), on the cluster .ci/redis-cluster starts (or BENCH_REDIS_CLUSTER_URL). For
  * calls one at a time and N in flight: calls/s, and from each master's INFO before and after, Redis
- * commands and Redis CPU per call and each master's share of the commands; beside a raw BullMQ job on
- * the same cluster (bench/floor.ts). Writes bench/cluster-results.json.
- *
- * Shards (REDIS_SHARDS > 1) are not built yet: every key of an installation is in one slot, so one
- * master takes its whole load; this measures that, the baseline shards are to improve on.
+ * commands and Redis CPU per call and each master's share of the commands; for each REDIS_SHARDS of
+ * `--shards` in turn (1 and 3: all of an installation's keys on one master, then spread over three);
+ * beside a raw BullMQ job on the same cluster (bench/floor.ts). Writes bench/cluster-results.json.
  */
 
 const clusterUrl = process.env.BENCH_REDIS_CLUSTER_URL ?? 'redis://127.0.0.1:7101';
@@ -35,6 +33,8 @@ interface MasterCounters {
 
 interface PhaseResult {
   phase: string;
+  /** REDIS_SHARDS of the product; absent for the raw BullMQ job. */
+  shards?: number;
   calls: number;
   callsPerSecond: number;
   p50Ms: number;
@@ -46,9 +46,10 @@ interface PhaseResult {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { calls: { type: 'string' }, 'in-flight': { type: 'string' } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { calls: { type: 'string' }, 'in-flight': { type: 'string' }, shards: { type: 'string' } } });
   const calls = Number(values.calls ?? 1000);
   const inFlight = Number(values['in-flight'] ?? 64);
+  const shardCounts = (values.shards ?? '1,3').split(',').map(Number);
   const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   const queuePrefix = `agentexec-cluster-${tag}`;
   const databaseUrl = `${postgresUrl}/agentexec_cluster_${tag}`;
@@ -57,25 +58,27 @@ async function main(): Promise<void> {
   const seed = new Redis(clusterUrl, { maxRetriesPerRequest: 1 });
   teardown.add('close the seed connection', () => seed.disconnect());
   const masters = await masterNodes(seed);
-  teardown.add(`delete the keys {${queuePrefix}}* and {${queuePrefix}-floor}*`, () => deleteKeys(masters, [`{${queuePrefix}}*`, `{${queuePrefix}-floor}*`]));
+  // {<prefix>}* and, with shards, {<prefix>.s<n>...}*; the floor's {<prefix>-floor}* too.
+  teardown.add(`delete the keys {${queuePrefix}*`, () => deleteKeys(masters, [`{${queuePrefix}*`]));
   teardown.add('drop the database', () => dropDatabase(databaseUrl));
   const results: PhaseResult[] = [];
   try {
     const fixture = await createFixture(databaseUrl, agents);
     const processes: ProductProcess[] = [];
     teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(15_000))));
-    const env = { REDIS_CLUSTER: 'true', WEB_INLINE_RUNS: 'false' };
-    const stack = await startStack({ databaseUrl, redisUrl: clusterUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 60_000, env }, (p) => processes.push(p));
-    const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey });
-    teardown.add('close the HTTP client', () => client.close());
-    const call = callOf(client);
-    await runSequential(200, call);
-
-    results.push(await measure('product, one at a time', masters, calls, () => runSequential(calls, call)));
-    results.push(await measure(`product, ${inFlight} in flight`, masters, calls, () => runConcurrent(calls, inFlight, call)));
-
-    // The product stopped first: its idle connections' commands would count against the floor.
-    await Promise.all(processes.map((p) => p.stop(15_000)));
+    for (const shards of shardCounts) {
+      const env = { REDIS_CLUSTER: 'true', WEB_INLINE_RUNS: 'false', REDIS_SHARDS: String(shards) };
+      const stack = await startStack({ databaseUrl, redisUrl: clusterUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 60_000, env }, (p) => processes.push(p));
+      const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey });
+      const call = callOf(client);
+      await runSequential(200, call);
+      const of = (phase: string) => `product, ${shards} shard${shards === 1 ? '' : 's'}, ${phase}`;
+      results.push({ ...(await measure(of('one at a time'), masters, calls, () => runSequential(calls, call))), shards });
+      results.push({ ...(await measure(of(`${inFlight} in flight`), masters, calls, () => runConcurrent(calls, inFlight, call))), shards });
+      client.close();
+      // Stopped before the next phase: its idle connections' commands would count against it.
+      await Promise.all(processes.splice(0).map((p) => p.stop(15_000)));
+    }
     const rig = await openFloorRig(clusterUrl, `{${queuePrefix}-floor}`, inFlight, true);
     teardown.add('close the floor', () => rig.close());
     let n = 0;
@@ -88,9 +91,11 @@ async function main(): Promise<void> {
       const shares = Object.entries(r.masterShare).map(([master, share]) => `${master} ${share.toFixed(0)} %`).join(', ');
       log(`${r.phase}: ${r.callsPerSecond.toFixed(0)} calls/s, p50 ${r.p50Ms.toFixed(1)} ms, p99 ${r.p99Ms.toFixed(1)} ms; ${r.commandsPerCall.toFixed(1)} Redis commands and ${r.redisCpuUsPerCall.toFixed(0)} µs Redis CPU per call; masters: ${shares}`);
     }
-    const [sequential, , floor] = results;
-    log(`one at a time, product ÷ raw BullMQ: ${(sequential!.commandsPerCall / floor!.commandsPerCall).toFixed(2)} × the commands (target ≤ 1.25), ${(sequential!.redisCpuUsPerCall / floor!.redisCpuUsPerCall).toFixed(2)} × the CPU (target ≤ 1.5)`);
-    writeFileSync(new URL('../../../bench/cluster-results.json', import.meta.url), `${JSON.stringify({ when: new Date().toISOString(), shards: 1, calls, inFlight, results }, null, 2)}\n`);
+    const floor = results.find((r) => r.shards === undefined)!;
+    for (const sequential of results.filter((r) => r.shards !== undefined && r.phase.endsWith('one at a time'))) {
+      log(`${sequential.phase}, product ÷ raw BullMQ: ${(sequential.commandsPerCall / floor.commandsPerCall).toFixed(2)} × the commands (target ≤ 1.25), ${(sequential.redisCpuUsPerCall / floor.redisCpuUsPerCall).toFixed(2)} × the CPU (target ≤ 1.5)`);
+    }
+    writeFileSync(new URL('../../../bench/cluster-results.json', import.meta.url), `${JSON.stringify({ when: new Date().toISOString(), calls, inFlight, results }, null, 2)}\n`);
   } finally {
     for (const line of await teardown.run()) log(`  ${line}`);
   }

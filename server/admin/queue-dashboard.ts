@@ -78,7 +78,11 @@ function refuseChanges(): Middleware {
 function bullBoard(deps: WebDeps): Middleware {
   const serverAdapter = new KoaAdapter().setBasePath(queueDashboardPath);
   createBullBoard({
-    queues: [deps.queue, deps.mailQueue, deps.maintenanceQueue].map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
+    queues: [
+      // With several shards, each shard's run queue is shown as `shard<n>-runs` (bull-board tells queues by name).
+      ...deps.runQueues.all.map((queue, shard, all) => new BullMQAdapter(queue, { readOnlyMode: true, ...(all.length > 1 ? { prefix: `shard${shard}-` } : {}) })),
+      ...[deps.mailQueue, deps.maintenanceQueue].map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
+    ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'agentexec queues' } },
   });

@@ -27,7 +27,7 @@ export const defaultWaitMs = 30_000;
 export async function readRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>, runId: string): Promise<RunInfo | undefined> {
   const record = await findRunRecord(deps.db, caller, runId);
   if (record) return ended(record);
-  const job = await Job.fromId<RunJobData>(deps.queue, runId);
+  const job = await Job.fromId<RunJobData>(deps.runQueues.of(runId), runId);
   if (job && job.data.caller.kind === caller.kind && job.data.caller.id === caller.id) {
     return {
       runId,

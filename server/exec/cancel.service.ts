@@ -20,7 +20,7 @@ export async function cancelRuns(deps: WebDeps, caller: Principal, target: Cance
   const runIds = 'runId' in target ? await ownRunGoingOn(deps, caller, target.runId) : await findActiveRuns(deps.redis, prefix, caller, target);
   let cancelled = false;
   for (const runId of runIds) {
-    const job = await Job.fromId<RunJobData>(deps.queue, runId);
+    const job = await Job.fromId<RunJobData>(deps.runQueues.of(runId), runId);
     if (!job) continue; // ended already
     cancelled = true;
     const message: ControlMessage = { type: 'cancel', runId };
@@ -33,7 +33,7 @@ export async function cancelRuns(deps: WebDeps, caller: Principal, target: Cance
 
 /** The run, when it is the caller's and still queued or running. */
 async function ownRunGoingOn(deps: WebDeps, caller: Principal, runId: string): Promise<string[]> {
-  const job = await Job.fromId<RunJobData>(deps.queue, runId);
+  const job = await Job.fromId<RunJobData>(deps.runQueues.of(runId), runId);
   return job && job.data.caller.kind === caller.kind && job.data.caller.id === caller.id ? [runId] : [];
 }
 

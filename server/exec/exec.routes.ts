@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { shardsOf } from '../../shared/shards.js';
 import type { Context } from 'koa';
 import { runEventsKey } from '../../shared/channels.js';
 import { AppError, invalidRequest } from '../../shared/errors.js';
@@ -76,7 +77,7 @@ export function execRoutes(deps: WebDeps): Router {
 async function attachRun(deps: WebDeps, ctx: Context, runId: string, afterId: number): Promise<void> {
   const run = await readRun(deps, ctx.state.principal, runId);
   if (!run) runNotFound();
-  const logKept = (await deps.redis.exists(runEventsKey(deps.config.queuePrefix, runId))) === 1;
+  const logKept = (await deps.redis.exists(runEventsKey(shardsOf(deps.config).prefixOf(runId), runId))) === 1;
   if (run.status === 'ended' && !logKept) return streamFinishedRun(ctx, run, run.response!);
   relayRun(deps, ctx, { runId, convid: run.convid, agentName: run.agentName }, afterId);
 }

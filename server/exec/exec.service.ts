@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { shardsOf } from '../../shared/shards.js';
 import type { ExecutionResponse, JsonObject, Principal } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
@@ -69,7 +70,9 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
       run.finished();
     }
   }
-  const runId = randomUUID();
+  // A run's id hashes to its conversation's shard (shared/shards.ts): it is found there by its id alone.
+  const convid = call.body.convid ?? randomUUID();
+  const runId = shardsOf(deps.config).runIdFor(convid);
   // A run this process may answer itself is admitted without Redis when nothing needs counting there
   // (run-admission.ts admitShortRun); `priority` is then undefined until it goes to the queue after all.
   const short = mayRunInline(deps, call) ? await admitShortRun(deps, call.caller) : undefined;
@@ -88,7 +91,7 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
   try {
-    const run = await enqueueRun(deps, call, runId, priority, { kind: 'inbox', channel: deps.runEvents.inboxChannel });
+    const run = await enqueueRun(deps, call, runId, priority, { kind: 'inbox', channel: deps.runEvents.inboxChannel }, convid);
     const stopWatching = watchForLostAnswer(deps, run.identity, answer);
     try {
       return await withDeadline(answer.promise, runWaitLimitMs(deps), () => recoverLostAnswer(deps, run.identity));
@@ -143,11 +146,12 @@ function createAnswer(): Answer {
  * with the same key started. Throws before anything ran when the run cannot be queued.
  */
 export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<LaunchedRun> {
-  const runId = randomUUID();
+  const convid = call.body.convid ?? randomUUID();
+  const runId = shardsOf(deps.config).runIdFor(convid);
   const key = call.idempotencyKey;
   if (key) {
     const { stream: _stream, ...request } = call.body;
-    const claim = { runId, convid: call.body.convid ?? randomUUID(), agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
+    const claim = { runId, convid, agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
     const earlier = await claimIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key, claim);
     if (earlier) {
       const storedResponse = await findExecutionResponse(deps.db, earlier.runId);
@@ -163,7 +167,7 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
     }
   }
   const priority = await admit(deps, call, runId);
-  return enqueueRun(deps, call, runId, priority, { kind: 'log' });
+  return enqueueRun(deps, call, runId, priority, { kind: 'log' }, convid);
 }
 
 /**
@@ -183,7 +187,7 @@ async function enqueueRun(
   runId: string,
   priority: number,
   events: RunJobData['events'],
-  convid = call.body.convid ?? randomUUID(),
+  convid: string,
 ): Promise<LaunchedRun> {
   const { redis, config } = deps;
   const prefix = config.queuePrefix;
@@ -208,10 +212,10 @@ async function enqueueRun(
   try {
     await Promise.all([
       findable && registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
-      enqueueInSpan(data, () => deps.queue.add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true })),
+      enqueueInSpan(data, () => deps.runQueues.of(convid).add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true })),
     ]);
   } catch (err) {
-    if (turn) await leaveTurn(redis, prefix, convid, turn).catch(() => undefined);
+    if (turn) await leaveTurn(redis, shardsOf(config).prefixOf(convid), convid, turn).catch(() => undefined);
     if (findable) await unregisterRun(redis, prefix, active).catch(() => undefined);
     releaseRun(deps, call.caller, runId);
     throw err;
@@ -237,8 +241,8 @@ async function takeTurn(deps: WebDeps, call: ExecCall, convid: string, runId: st
   const ifBusy = call.body.convid === undefined ? 'enqueue' : (call.body.ifBusy ?? 'enqueue');
   try {
     if (ifBusy === 'interrupt') await cancelRuns(deps, call.caller, { convid });
-    if (ifBusy !== 'reject') return await enqueueTurn(redis, config.queuePrefix, convid, runId, keepMs);
-    const turn = await enqueueTurnIfIdle(redis, config.queuePrefix, convid, runId, keepMs);
+    if (ifBusy !== 'reject') return await enqueueTurn(redis, shardsOf(config).prefixOf(convid), convid, runId, keepMs);
+    const turn = await enqueueTurnIfIdle(redis, shardsOf(config).prefixOf(convid), convid, runId, keepMs);
     if (!turn) throw new AppError('conversationBusy', 'The conversation has a run queued or running, and this call said ifBusy: reject; nothing was queued.');
     return turn;
   } catch (err) {

@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import { shardsOf } from '../../shared/shards.js';
 import type { ExecutionResponse } from '../../shared/api.js';
 import { runEventsKey } from '../../shared/channels.js';
 import { AppError } from '../../shared/errors.js';
@@ -35,7 +36,7 @@ export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCal
   const resumeAfter = run.joined ? afterId : 0;
   const relayed: StreamedRun = { ...run, ...(run.identity.draft ? { draft: run.identity.draft } : {}) };
   if (run.storedResponse) {
-    const logKept = resumeAfter > 0 && (await deps.redis.exists(runEventsKey(deps.config.queuePrefix, run.runId))) === 1;
+    const logKept = resumeAfter > 0 && (await deps.redis.exists(runEventsKey(shardsOf(deps.config).prefixOf(run.runId), run.runId))) === 1;
     if (!logKept) return streamFinishedRun(ctx, run, run.storedResponse);
   }
   relayRun(deps, ctx, relayed, resumeAfter, run.finished);

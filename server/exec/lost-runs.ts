@@ -20,7 +20,7 @@ const pollMs = 250;
 export async function recoverLostAnswer(deps: WebDeps, run: RunIdentity): Promise<ExecutionResponse> {
   const stored = await findExecutionResponse(deps.db, run.runId);
   if (stored) return stored;
-  await deps.queue.remove(run.runId).catch(() => 0);
+  await deps.runQueues.of(run.runId).remove(run.runId).catch(() => 0);
   return giveUp(deps, run);
 }
 
@@ -52,7 +52,7 @@ export function watchForLostAnswer(
 async function answerAfterReconnect(deps: WebDeps, run: RunIdentity, lostAt: number, watching: () => boolean): Promise<ExecutionResponse | undefined> {
   const stored = await findExecutionResponse(deps.db, run.runId);
   if (stored) return stored;
-  if (await deps.queue.getJob(run.runId)) return undefined;
+  if (await deps.runQueues.of(run.runId).getJob(run.runId)) return undefined;
   const deadline = lostAt + deps.config.maxAgentRuntimeMs + commitGraceMs;
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, pollMs));

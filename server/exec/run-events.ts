@@ -30,7 +30,7 @@ export interface RunEvents {
 /** An event this long (characters of JSON) is handed to its handler in a later turn of the event loop. */
 const largeEventChars = 256 * 1024;
 
-export async function openRunEvents(target: RedisTarget, reader: RedisClient, prefix: string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
+export async function openRunEvents(target: RedisTarget, reader: RedisClient, prefixOf: (runId: string) => string, inboxChannel: string, logger: Logger): Promise<RunEvents> {
   // On a cluster, by sharded pub/sub: one subscriber connection to each master whose slots it listens on.
   const subscriber = openRedis(target, { maxRetriesPerRequest: null, sharded: true });
   const inboxHandlers = new Map<string, (event: RunEvent) => void>();
@@ -122,7 +122,7 @@ export async function openRunEvents(target: RedisTarget, reader: RedisClient, pr
       return () => inboxHandlers.delete(runId);
     },
     follow(runId, afterId, handler) {
-      const channel = runChannel(prefix, runId);
+      const channel = runChannel(prefixOf(runId), runId);
       // The worker numbers from firstWorkerEventId (the web process's own `start` is 1): none is missing before.
       let last = Math.max(afterId, firstWorkerEventId - 1);
       let stopped = false;
@@ -137,7 +137,7 @@ export async function openRunEvents(target: RedisTarget, reader: RedisClient, pr
         let read = false;
         try {
           const from = last + 1 - firstWorkerEventId;
-          for (const text of await reader.lrange(runEventsKey(prefix, runId), from, -1)) relay(JSON.parse(text) as LoggedEvent);
+          for (const text of await reader.lrange(runEventsKey(prefixOf(runId), runId), from, -1)) relay(JSON.parse(text) as LoggedEvent);
           read = true;
         } catch (err) {
           logger.warn({ err: String(err), runId }, 'stored run events not read');

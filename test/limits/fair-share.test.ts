@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { shardsOf } from '../../shared/shards.js';
 
 /**
  * Fair start of waiting runs across callers (DESIGN §16) through the HTTP API, on a worker that runs
@@ -78,5 +79,50 @@ describe('fair share of the workers', function () {
       turns.turns.map((turn) => turn.output[0]?.text),
       ['0', '1', '2', '3', '4', '5', '6'],
     );
+  });
+});
+
+/** The same across shards (DESIGN §17): every worker works every shard's queue, in one fair order. */
+describe('fair share of the workers across shards (REDIS_SHARDS=3)', function () {
+  this.timeout(60_000);
+  let stack: Stack;
+  const sleeper = uniqueAgentName('sleeper');
+
+  before(async () => {
+    stack = await startStack({ WORKER_CONCURRENCY: '2', MAX_AGENT_RUNTIME_MS: '20000', REDIS_SHARDS: '3' });
+    await publishAgent(stack.runtime.db, sleeper, `export default async (sys) => { await sys.sleep(Number(sys.inputs.ms)); }`);
+  });
+  after(() => stack.close());
+
+  /** A background run of the caller's on `shard`: runs that land elsewhere are cancelled (withdrawn while queued). */
+  const submitOn = async (key: string, shard: number, ms: number): Promise<string> => {
+    for (;;) {
+      const res = await post(stack.url, '/api/exec/submit', { agentName: sleeper, inputs: { ms } }, { key });
+      assert.equal(res.status, 202, JSON.stringify(res.body));
+      const { runId } = res.body as { runId: string };
+      if (shardsOf(stack.config).of(runId) === shard) return runId;
+      assert.equal((await post(stack.url, '/api/exec/cancel', { runId }, { key })).status, 200);
+    }
+  };
+  const statusOf = async (key: string, runId: string) => ((await post(stack.url, '/api/exec/getRun', { runId }, { key })).body as { status: string }).status;
+  const waitEnded = async (key: string, runId: string) => {
+    for (;;) {
+      const res = await post(stack.url, '/api/exec/wait', { runId, timeoutMs: 20_000 }, { key });
+      if ((res.body as { status: string }).status === 'ended') return res.body as { response: { resultCode: string } };
+    }
+  };
+
+  it("starts a caller's one run on shard 2 before another caller's backlog of 30 on shard 1 drains", async () => {
+    const flooder = (await createAccount(stack.runtime.db)).key;
+    const other = (await createAccount(stack.runtime.db)).key;
+    const backlog: string[] = [];
+    for (let i = 0; i < 30; i++) backlog.push(await submitOn(flooder, 1, 300));
+    const mine = await submitOn(other, 2, 10);
+    assert.equal((await waitEnded(other, mine)).response.resultCode, 'success');
+    const statuses = await Promise.all(backlog.map((runId) => statusOf(flooder, runId)));
+    const waiting = statuses.filter((status) => status === 'queued').length;
+    // Shard by shard, it would have ended after all 30 (two at a time, 0.3 s each: 4.5 s).
+    assert.ok(waiting >= 15, `the backlog still had ${waiting} of 30 queued when the other caller's run ended`);
+    await Promise.all(backlog.map((runId) => waitEnded(flooder, runId)));
   });
 });

@@ -20,7 +20,7 @@ describe('endWithoutRun', () => {
   before(() => {
     db = createDb(testEnv.DATABASE_URL!, 2);
     redis = new Redis(testEnv.REDIS_URL!);
-    deps = { db, redis, config: { queuePrefix: prefix, streamReplaySeconds: 60 } };
+    deps = { db, redis, config: { queuePrefix: prefix, redisShards: 1, streamReplaySeconds: 60 } };
   });
   after(async () => {
     redis.disconnect();

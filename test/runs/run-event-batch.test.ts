@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { createRunEventBatch, maxEventsPerCall, type BatchedRunEvent, type RunEventBatch } from '../../runs/run-event-batch.js';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.js';
 import { testEnv } from '../helpers/test-env.js';
+import { clusterClient, clusterReachable } from '../helpers/redis-cluster.js';
+import { waitForReady } from '../../runs/redis-connection.js';
+import { createShards } from '../../shared/shards.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** Logged runs' events sent together, one script call a turn, never waiting for the turn before (runs/run-event-batch.ts). */
@@ -84,5 +88,31 @@ describe('run event batch', () => {
     await Promise.all(Array.from({ length: count }, (_, i) => batch.append(event('long-turn', String(i)))));
     assert.equal(scriptCalls() - before, 3);
     assert.deepEqual(await redis.lrange(`${prefix}:list:long-turn`, 0, -1), Array.from({ length: count }, (_, i) => String(i)));
+  });
+});
+
+/** On a cluster, a turn's events of runs on several shards (DESIGN §17) go in a script call per shard's slot. */
+describe('run event batch on a Redis Cluster with shards', () => {
+  const shards = createShards(`{${testEnv.QUEUE_PREFIX}-event-batch}`, 3);
+
+  it("appends each run's events in order whatever shard the run is on", async function () {
+    if (!(await clusterReachable())) this.skip();
+    const cluster = clusterClient();
+    try {
+      await waitForReady(cluster);
+      const batch = createRunEventBatch(cluster);
+      const runs = shards.prefixes.map((prefix) => ({ prefix, runId: shards.runIdFor(randomUUID()) }));
+      const keyOf = (run: (typeof runs)[number]) => `${run.prefix}:run-events:${run.runId}`;
+      // All in one turn of the event loop: one batch, events of three slots interleaved.
+      const sent: Promise<void>[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        for (const run of runs) sent.push(batch.append({ listKey: keyOf(run), channel: `${run.prefix}:run:${run.runId}`, text: String(i), replayMs: 60_000 }));
+      }
+      await Promise.all(sent);
+      for (const run of runs) assert.deepEqual(await cluster.lrange(keyOf(run), 0, -1), ['0', '1', '2', '3', '4']);
+      for (const run of runs) await cluster.del(keyOf(run));
+    } finally {
+      cluster.disconnect();
+    }
   });
 });

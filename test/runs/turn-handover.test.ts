@@ -22,7 +22,7 @@ describe('turn hand-over', () => {
   const options = () => ({ deadline: Date.now() + 5_000, signal: new AbortController().signal, staleMs: 60_000 });
 
   it('gives the next call waiting here the turn with the conversation as the call before it left it; one waiting elsewhere is told to read', async () => {
-    const turns = createConversationTurns<{ version: number }>(redis, prefix, async (convid) => announced.push(convid));
+    const turns = createConversationTurns<{ version: number }>(redis, () => prefix, async (convid) => announced.push(convid));
     const convid = randomUUID();
     const { member: first, first: firstArrived } = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
     const { member: second, first: secondArrived } = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
@@ -38,7 +38,7 @@ describe('turn hand-over', () => {
     assert.equal(queued, 1);
 
     // A call queued here behind one whose worker is elsewhere: that worker's release announces instead.
-    const elsewhere = createConversationTurns<{ version: number }>(redis, prefix, async (id) => announced.push(id));
+    const elsewhere = createConversationTurns<{ version: number }>(redis, () => prefix, async (id) => announced.push(id));
     const { member: third } = await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000);
     await elsewhere.release(convid, second, { version: 9 });
     assert.deepEqual(announced, [convid]);
@@ -49,7 +49,7 @@ describe('turn hand-over', () => {
   });
 
   it('hands the conversation early to the call behind, even one not yet at the head, and only to a call waiting here', async () => {
-    const turns = createConversationTurns<{ version: number }>(redis, prefix, async (convid) => announced.push(convid));
+    const turns = createConversationTurns<{ version: number }>(redis, () => prefix, async (convid) => announced.push(convid));
     const convid = randomUUID();
     const members: string[] = [];
     for (let i = 0; i < 3; i += 1) members.push((await enqueueTurn(redis, prefix, convid, randomUUID(), 60_000)).member);

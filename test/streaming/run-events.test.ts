@@ -24,7 +24,7 @@ describe('following a logged run', () => {
   before(async () => {
     redis = new Redis(testEnv.REDIS_URL!);
     reader = new Redis(testEnv.REDIS_URL!);
-    runEvents = await openRunEvents({ redisUrl: testEnv.REDIS_URL!, redisCluster: false }, reader, prefix, webInboxChannel(prefix, 'web-under-test'), createLogger('silent'));
+    runEvents = await openRunEvents({ redisUrl: testEnv.REDIS_URL!, redisCluster: false }, reader, () => prefix, webInboxChannel(prefix, 'web-under-test'), createLogger('silent'));
     monitor = await new Redis(testEnv.REDIS_URL!).monitor();
     monitor.on('monitor', (_time: string, args: string[]) => traffic.push(args.join(' ').toLowerCase()));
   });

@@ -61,6 +61,8 @@ describe('loadConfig', () => {
     assert.equal(loadConfig({ REDIS_CLUSTER: 'true', QUEUE_PREFIX: 'a{}b' }).queuePrefix, '{a{}b}', 'an empty {} is no hash tag');
     assert.throws(() => loadConfig({ REDIS_URL: 'redis://a:7000,redis://b:7001' }), /REDIS_URL: names several nodes, which needs REDIS_CLUSTER=true/);
     assert.throws(() => loadConfig({ REDIS_CLUSTER: 'true', REDIS_URL: 'redis://a:7000,http://b' }), /REDIS_URL/);
-    assert.throws(() => loadConfig({ REDIS_SHARDS: '3' }), /REDIS_SHARDS: must be 1/, 'shards are refused, not ignored, until they exist');
+    assert.equal(loadConfig({}).redisShards, 1);
+    assert.equal(loadConfig({ REDIS_SHARDS: '3' }).redisShards, 3);
+    assert.throws(() => loadConfig({ REDIS_SHARDS: '0' }), /REDIS_SHARDS/);
   });
 });
