@@ -62,9 +62,6 @@ describe('admin: list of runs', () => {
     const first = await listRuns({ agentName: seeded });
     assert.equal(first.body.runs.length, 25);
     assert.equal(first.body.nextCursor, null);
-    // Unfiltered, the newest come first: the seeded runs, a month ahead of every other run here.
-    const newest = await listRuns({ limit: 25 });
-    assert.deepEqual(newest.body.runs.map((r: { runId: string }) => r.runId), seededOrder);
   });
 
   it('answers what a run is: agent, account with its name, result code, times and duration', async () => {

@@ -6,7 +6,7 @@ import { insertExecution } from '../../db/executions.repository.js';
 import { createAccount, createUser, strongPassword, successRecord, uniqueAgentName } from '../helpers/fixtures.js';
 import { signInThroughForm } from './helpers/app-actions.js';
 import { openPage, saveFailureScreenshot, saveScreenshot, type WebPage } from './helpers/chromium.js';
-import { assertNoPageErrors, expectVisible } from './helpers/expect.js';
+import { assertNoPageErrors, expectHidden, expectVisible } from './helpers/expect.js';
 import { waitFor } from '../helpers/wait.js';
 import { startWebSuite, type WebSuite } from './helpers/web-suite.js';
 
@@ -30,10 +30,10 @@ describe('web app: runs (console)', function () {
     admin = await createUser(suite.stack.runtime.db, { password, role: 'admin' });
     user = await createUser(suite.stack.runtime.db, { password });
     service = await createAccount(suite.stack.runtime.db);
-    // 62 runs, a second apart: more than one page of 50.
-    // Other tests' runs share the database: these start a year ahead, so they are the newest of all.
-    const newest = Date.now() + 365 * 86_400_000;
-    for (let i = 0; i < 62; i++) {
+    // 124 runs, a second apart: each agent's 62 are more than one page of 50. Other tests' runs share the
+    // database (some with clocks of their own), so the pages are read filtered by agent.
+    const newest = Date.now() - 1000;
+    for (let i = 0; i < 124; i++) {
       const id = randomUUID();
       const agent = i % 2 ? beta : alpha;
       const code = codes[i % codes.length]!;
@@ -74,9 +74,14 @@ describe('web app: runs (console)', function () {
     const rows = table.locator('tbody tr');
     await expectVisible(rows.first());
     assert.deepEqual(await table.getByRole('columnheader').allInnerTexts(), ['Started', 'Agent', 'Account', 'Result', 'Duration']);
+    const ids = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')));
+    const alphas = seeded.filter((s) => s.agent === alpha).map((s) => s.id);
+    await page.getByLabel('Agent').fill(alpha);
+    await page.getByRole('button', { name: 'Show runs' }).click();
+    await waitFor(async () => (await ids())[0] === alphas[0], 15_000, `the runs of ${alpha}`);
     assert.equal(await rows.count(), 50);
-    assert.deepEqual(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id'))), seeded.slice(0, 50).map((s) => s.id));
-    assert.deepEqual((await rows.nth(1).locator('td').allInnerTexts()).slice(1), [beta, user.email, 'timedOut', '1.5 s']);
+    assert.deepEqual(await ids(), alphas.slice(0, 50));
+    assert.deepEqual((await rows.nth(1).locator('td').allInnerTexts()).slice(1), [alpha, user.email, 'ask', '1.5 s']);
     const first = rows.first().locator('td');
     assert.deepEqual((await first.allInnerTexts()).slice(1), [alpha, service.name, 'success', '1.5 s']);
     // Every form control of the page has a label.
@@ -85,12 +90,11 @@ describe('web app: runs (console)', function () {
 
     await page.getByRole('button', { name: 'Older' }).click();
     await expectVisible(page.getByRole('button', { name: 'Newer' }));
-    // The older page begins with the seeded runs left; other tests' runs (as old as now) follow them.
-    const olderIds = () => rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-run-id')));
-    await waitFor(async () => (await olderIds())[0] === seeded[50]!.id, 15_000, 'the older page');
-    assert.deepEqual((await olderIds()).slice(0, seeded.length - 50), seeded.slice(50).map((s) => s.id));
+    await waitFor(async () => (await ids())[0] === alphas[50], 15_000, 'the older page');
+    assert.deepEqual(await ids(), alphas.slice(50));
+    await expectHidden(page.getByRole('button', { name: 'Older' }));
     await page.getByRole('button', { name: 'Newer' }).click();
-    await waitFor(async () => (await olderIds())[0] === seeded[0]!.id, 15_000, 'the newest page again');
+    await waitFor(async () => (await ids())[0] === alphas[0], 15_000, 'the newest page again');
     assert.equal(await rows.count(), 50);
     assertNoPageErrors(errors);
   });

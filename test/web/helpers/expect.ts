@@ -22,13 +22,18 @@ export function assertNoPageErrors(errors: string[], allowed: RegExp[] = []): vo
   assert.deepEqual(unexpected, [], 'the page logged errors');
 }
 
-/** Waits until the page's document.title is `title` (the app sets it once the screen has rendered). */
+/**
+ * Waits until the page's document.title is `title` (the app sets it once the screen has rendered).
+ * Polled from here: a string run in the page by waitForFunction is refused by the app's Content
+ * Security Policy (no 'unsafe-eval') whenever it has to poll, which failed the wait at random.
+ */
 export async function expectTitle(page: Page, title: string, timeout = 15_000): Promise<void> {
-  try {
-    // A string, run in the page (the tests' TypeScript has no DOM types).
-    await page.waitForFunction(`document.title === ${JSON.stringify(title)}`, undefined, { timeout });
-  } catch (err) {
-    throw new Error(`the title is "${await page.title()}", not "${title}"`, { cause: err });
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const current = await page.title();
+    if (current === title) return;
+    if (Date.now() > deadline) throw new Error(`the title is "${current}", not "${title}"`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
