@@ -1,8 +1,8 @@
-import { context, propagation, SpanKind } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import { runQueueName } from '../../shared/channels.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { tracingEnabled } from '../../shared/tracing-enabled.js';
-import { markFailed, tracer } from '../../runs/child-span.js';
+import { activeTraceparent, markFailed, tracer } from '../../runs/child-span.js';
 
 /**
  * Queues a run within a producer span `send runs` (DESIGN §18, the messaging conventions), a child of
@@ -25,9 +25,7 @@ export async function enqueueInSpan<T>(data: RunJobData, enqueue: () => Promise<
       },
     },
     async (span) => {
-      const carrier: { traceparent?: string } = {};
-      propagation.inject(context.active(), carrier);
-      data.traceparent = carrier.traceparent;
+      data.traceparent = activeTraceparent();
       try {
         return await enqueue();
       } catch (err) {

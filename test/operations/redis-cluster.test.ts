@@ -15,6 +15,20 @@ import { assertEachSuccessKeptOnce, assertOutageAnswered, publishFaultAgents, st
 
 const maxRuntimeMs = 8000;
 
+/** A webhook receiver on loopback that answers 200 and keeps each body in `received`. */
+async function startReceiver(received: { body: string }[]): Promise<Server> {
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    req.on('end', () => {
+      received.push({ body });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
 /**
  * The product on a Redis Cluster (DESIGN §17): a web and a worker process with REDIS_CLUSTER=true,
  * pointed at a master that does not hold the installation's keys, on the test cluster .ci/redis-cluster
@@ -50,15 +64,7 @@ describe('on a Redis Cluster (web and worker processes)', function () {
     // The installation's keys all carry the hash tag {<prefix>}: start the processes on another master.
     keysMaster = (await masterOf(seed, prefix))!;
     const elsewhere = (await clusterMasters(seed)).find((m) => m.node.port !== keysMaster.port)!.node;
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        received.push({ body });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiver = await startReceiver(received);
     const port = String(await freePort());
     url = `http://127.0.0.1:${port}`;
     env = {
@@ -221,15 +227,7 @@ describe('on a Redis Cluster with three shards (REDIS_SHARDS=3)', function () {
     seed = new Redis(testClusterUrl);
     seed.on('error', () => undefined);
     shardMasters = await Promise.all(shards.prefixes.map(async (shardPrefix) => (await masterOf(seed, shardPrefix))!));
-    receiver = createServer((req, res) => {
-      let body = '';
-      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-      req.on('end', () => {
-        received.push({ body });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiver = await startReceiver(received);
     const port = String(await freePort());
     url = `http://127.0.0.1:${port}`;
     env = {

@@ -1,5 +1,5 @@
 /** The API's types the app uses: the shared ones (spec §2) and those of the endpoints only the app calls. */
-import type { AskInput, ExecutionResponse, OutputPart, ResultCode } from '../../../shared/api.js';
+import type { ExecutionResponse } from '../../../shared/api.js';
 
 export type { Answers, AskInput, ExecutionError, ExecutionResponse, InputDescriptor, OutputPart, ResultCode } from '../../../shared/api.js';
 export type { TraceEvent } from '../../../shared/trace.js';
@@ -19,28 +19,8 @@ export interface PasswordHelp {
   maxLength: number;
 }
 
-export interface ConversationSummary {
-  convid: string;
-  pinned: boolean;
-  plan: 'free' | 'paid';
-  createdAt: string;
-  lastUsedAt: string;
-  expiresAt: string | null;
-  pausedBy: string | null;
-  title: string | null;
-  lastQuery: string | null;
-  lastAgentName: string | null;
-}
-
-/** /api/conv/get: a conversation read back. */
-export interface ConversationRead {
-  convid: string;
-  pinned: boolean;
-  expiresAt: string | null;
-  pausedBy: string | null;
-  askInput?: AskInput;
-  turns: { runId: string; agentName: string; query: string | null; resultCode: ResultCode; output: OutputPart[]; at: string }[];
-}
+/** /api/conv/list's entries and /api/conv/get's answer, as the TypeScript client types them. */
+export type { ConversationRead, ConversationSummary } from '../../../clients/typescript/src/types';
 
 export interface CompileError {
   line: number;
