@@ -148,7 +148,7 @@ async function measure(phase: string, masters: string[], calls: number, load: ()
   if (byCommand) {
     masters.forEach((master, i) => {
       const counted = [...after[i]!.perCommand].map(([name, n]) => [name, (n - (before[i]!.perCommand.get(name) ?? 0)) / calls] as const);
-      const busiest = counted.filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).slice(0, 10);
+      const busiest = counted.filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).slice(0, 30);
       log(`  ${master}: ${busiest.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')} (per call)`);
     });
   }
