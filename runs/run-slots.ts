@@ -1,6 +1,6 @@
 import type { RedisClient } from './redis-connection.js';
 import type { Principal } from '../shared/api.js';
-import { callerMinuteKey, callerName, callerRunsKey, callersInFlightKey, refusedCallersKey } from '../shared/channels.js';
+import { callerMinuteKey, callerName, callerRunsKey, activeCallersKey, refusedCallersKey } from '../shared/channels.js';
 import { scriptCommand } from './redis-script.js';
 import type { Shards } from '../shared/shards.js';
 
@@ -31,7 +31,8 @@ export function minuteWindow(at: number): number {
   return Math.floor(at / minuteMs);
 }
 
-// One round trip per call: drops leftovers, checks both limits, and takes the place or counts the refusal.
+// One round trip per call: drops leftovers, checks both limits, and takes the place or counts the
+// refusal; a caller's first run in flight adds it to the callers callerLoad looks at.
 const admitScript = scriptCommand<[string, string, string, string, number, string, string, number, number, string, number, number]>(
   4,
   `
@@ -48,7 +49,6 @@ elseif perMinute > 0 and used >= perMinute then refusedBy = 'runsPerMinute' end
 if refusedBy ~= '' then
   redis.call('ZINCRBY', KEYS[4], 1, ARGV[6])
   redis.call('PEXPIRE', KEYS[4], 2 * tonumber(ARGV[7]))
-  redis.call('ZADD', KEYS[3], inFlight, ARGV[6])
   return {0, refusedBy, used, inFlight}
 end
 if perMinute > 0 then
@@ -57,19 +57,16 @@ if perMinute > 0 then
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
-redis.call('ZADD', KEYS[3], inFlight + 1, ARGV[6])
+if inFlight == 0 then redis.call('SADD', KEYS[3], ARGV[6]) end
 return {1, '', used, inFlight + 1}`,
 );
 
-// Removes the run and counts the caller's runs again for callerLoad (dropping a caller with none).
-const releaseScript = scriptCommand<[string, string, string, string, number]>(
+// Drops a caller found with no run in flight from the callers callerLoad looks at (atomically: one
+// admitted meanwhile has a run and stays).
+const dropIdleCallerScript = scriptCommand<[string, string, string, number]>(
   2,
   `
-redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[3])
-local left = redis.call('ZCARD', KEYS[1])
-if left == 0 then redis.call('ZREM', KEYS[2], ARGV[2]) else redis.call('ZADD', KEYS[2], left, ARGV[2]) end
-return left`,
+if redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[2], '+inf') == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end`,
 );
 
 /** The limits one admission checks (0 = none). */
@@ -94,7 +91,7 @@ export async function takeRunSlot(redis: RedisClient, shards: Shards, caller: Ac
     redis,
     callerRunsKey(prefix, caller),
     callerMinuteKey(prefix, caller, window),
-    callersInFlightKey(prefix),
+    activeCallersKey(prefix),
     refusedCallersKey(prefix, window),
     now,
     runId,
@@ -109,10 +106,13 @@ export async function takeRunSlot(redis: RedisClient, shards: Shards, caller: Ac
   return { admitted: false, refusedBy: refusedBy as 'runsPerMinute' | 'runsInFlight', usedInMinute: used, inFlight };
 }
 
-/** Gives the run's place back (its run ended, or was never queued). Removing a place already gone does nothing. */
-export async function releaseRunSlot(redis: RedisClient, shards: Shards, caller: Account, runId: string, now = Date.now()): Promise<void> {
-  const prefix = callerPrefix(shards, caller);
-  await releaseScript(redis, callerRunsKey(prefix, caller), callersInFlightKey(prefix), runId, callerName(caller), now);
+/**
+ * Gives the run's place back (its run ended, or was never queued): one command. Removing a place
+ * already gone does nothing; leftovers go at the next admission, and a caller left with none leaves
+ * callerLoad's list when callerLoad next reads it.
+ */
+export async function releaseRunSlot(redis: RedisClient, shards: Shards, caller: Account, runId: string): Promise<void> {
+  await redis.zrem(callerRunsKey(callerPrefix(shards, caller), caller), runId);
 }
 
 /** One caller's load as callerLoad shows it. */
@@ -124,8 +124,8 @@ export interface CallerLoadCount {
   refused: number;
 }
 
-/** Callers considered per source: more than the top 20 shown, since a caller's counted score may be stale. */
-const candidates = 100;
+/** Callers with the most refusals considered per shard and window: more than the top 20 shown. */
+const refusedCandidates = 100;
 
 /** The callers with the most runs in flight plus refusals in the last minute, most first. */
 export async function readCallerLoad(redis: RedisClient, shards: Shards, top: number, now = Date.now()): Promise<CallerLoadCount[]> {
@@ -133,25 +133,28 @@ export async function readCallerLoad(redis: RedisClient, shards: Shards, top: nu
   const perShard = await Promise.all(
     shards.prefixes.map((prefix) =>
       Promise.all([
-        redis.zrevrange(callersInFlightKey(prefix), 0, candidates - 1),
-        redis.zrevrange(refusedCallersKey(prefix, window), 0, candidates - 1, 'WITHSCORES'),
-        redis.zrevrange(refusedCallersKey(prefix, window - 1), 0, candidates - 1, 'WITHSCORES'),
+        redis.smembers(activeCallersKey(prefix)),
+        redis.zrevrange(refusedCallersKey(prefix, window), 0, refusedCandidates - 1, 'WITHSCORES'),
+        redis.zrevrange(refusedCallersKey(prefix, window - 1), 0, refusedCandidates - 1, 'WITHSCORES'),
       ]),
     ),
   );
   // A sliding minute estimated from two fixed windows: the previous one weighted by how much of it is still within the minute.
   const previousWeight = 1 - (now - window * minuteMs) / minuteMs;
   const refused = new Map<string, number>();
-  const inFlight: string[] = [];
+  const active: string[] = [];
   for (const [names, current, previous] of perShard) {
-    inFlight.push(...names);
+    active.push(...names);
     for (let i = 0; i < current.length; i += 2) refused.set(current[i]!, (refused.get(current[i]!) ?? 0) + Number(current[i + 1]));
     for (let i = 0; i < previous.length; i += 2) refused.set(previous[i]!, (refused.get(previous[i]!) ?? 0) + Number(previous[i + 1]) * previousWeight);
   }
-  const names = [...new Set([...inFlight, ...refused.keys()])];
+  const names = [...new Set([...active, ...refused.keys()])];
   const accounts = names.map(parseCallerName);
-  // Counted now (past leftovers excluded), not as last counted.
+  // Counted now (past leftovers excluded).
   const counts = await Promise.all(accounts.map((account) => redis.zcount(callerRunsKey(callerPrefix(shards, account), account), `(${now}`, '+inf')));
+  const listed = new Set(active);
+  const idle = accounts.filter((_, i) => counts[i] === 0 && listed.has(names[i]!));
+  await Promise.all(idle.map((account) => dropIdleCallerScript(redis, callerRunsKey(callerPrefix(shards, account), account), activeCallersKey(callerPrefix(shards, account)), callerName(account), now)));
   return accounts
     .map((caller, i) => ({ caller, inFlight: counts[i]!, refused: Math.round(refused.get(names[i]!) ?? 0) }))
     .filter((load) => load.inFlight + load.refused > 0)

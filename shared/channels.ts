@@ -114,9 +114,12 @@ export function callerMinuteKey(prefix: string, principal: Pick<Principal, 'kind
   return `${prefix}:limits:minute:${callerName(principal)}:${window}`;
 }
 
-/** Sorted set of callers by their runs in flight as last counted (member callerName), for /api/admin/callerLoad. */
-export function callersInFlightKey(prefix: string): string {
-  return `${prefix}:limits:in-flight`;
+/**
+ * Set of the callers that may have runs in flight (member callerName), for /api/admin/callerLoad: a
+ * caller is added when its first run in flight is admitted, and dropped by callerLoad once found with none.
+ */
+export function activeCallersKey(prefix: string): string {
+  return `${prefix}:limits:active-callers`;
 }
 
 /** Sorted set of callers by calls refused by a limit in one minute window (member callerName). */

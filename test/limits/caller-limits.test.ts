@@ -6,7 +6,7 @@ import { createAccount, createUser, publishAgent, uniqueAgentName } from '../hel
 import { runCli } from '../helpers/processes.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
-import { callerName, callerRunsKey } from '../../shared/channels.js';
+import { activeCallersKey, callerName, callerRunsKey } from '../../shared/channels.js';
 import { shardsOf } from '../../shared/shards.js';
 
 /** Limits per caller (DESIGN §16) through the HTTP API, the command line and the client. */
@@ -239,5 +239,14 @@ describe('limits per caller over three shards (REDIS_SHARDS=3)', () => {
       const after = (await post(stack.url, '/api/admin/callerLoad', {}, { key: adminKey })).body.callers as { id: string; inFlight: number }[];
       return accounts.every((account) => !after.some((c) => c.id === account.id && c.inFlight > 0));
     }, 15_000, 'every place given back on its shard when the runs end');
+    const redis = new Redis(stack.config.redisUrl);
+    try {
+      for (const account of accounts) {
+        const caller = { kind: 'serviceAccount' as const, id: account.id };
+        assert.equal(await redis.sismember(activeCallersKey(shards.prefixOf(callerName(caller))), callerName(caller)), 0, 'callerLoad dropped the idle caller from its list');
+      }
+    } finally {
+      redis.disconnect();
+    }
   });
 });
