@@ -171,6 +171,19 @@ describe('schedules', function () {
     assert.equal(conversation.body.turns.length, 1 + runs.length);
   });
 
+  it('admits each firing through the account’s limits: a firing past them is refused and logged, and runs nothing', async () => {
+    const limited = await createAccount(db);
+    assert.equal((await post(url, '/api/admin/setLimits', { name: limited.name, runsPerMinute: 2 }, { key: admin })).status, 200);
+    const name = uniqueAgentName('limited');
+    await setSchedule({ name, agentName: agent, account: limited.name, cron: '* * * * * *' });
+    const { id } = await db.selectFrom('schedules').select('id').where('name', '=', name).executeTakeFirstOrThrow();
+    const refusals = () => workers.flatMap((worker) => worker.output().split('\n')).filter((line) => line.includes(id) && line.includes('runsPerMinute limit refused')).length;
+    await waitFor(() => refusals() >= 2, 30_000, 'two firings refused by the limit');
+    await deleteAndSettle(name);
+    const perMinute = countBy((await runsOf(name)).map((run) => Math.floor(run.firedAt / 60_000)));
+    assert.ok([...perMinute.values()].every((n) => n <= 2), `at most 2 runs a minute: ${JSON.stringify([...perMinute])}`);
+  });
+
   it('fires no more once deleted', async () => {
     const deleted = uniqueAgentName('deleted');
     const witness = uniqueAgentName('witness');
