@@ -43,13 +43,14 @@ export interface BackgroundRunRequest {
 export async function queueBackgroundRun(deps: BackgroundRunDeps, request: BackgroundRunRequest): Promise<{ runId: string; convid: string }> {
   const { config, redis } = deps;
   const { caller } = request;
+  const shards = shardsOf(config);
   const convid = request.convid ?? randomUUID();
-  const runId = shardsOf(config).runIdFor(convid);
+  const runId = shards.runIdFor(convid);
   const { limits } = await readCallerLimits(deps.db, config, caller);
-  const slot = await takeRunSlot(redis, shardsOf(config), caller, runId, limits, slotLeftoverAfterMs(config));
+  const slot = await takeRunSlot(redis, shards, caller, runId, limits, slotLeftoverAfterMs(config));
   if (!slot.admitted) throw new AppError('rateLimited', `The account's ${slot.refusedBy} limit refused the run; nothing was queued.`);
   const priority = fairPriority(slot.inFlight, limits.weight);
-  const shardPrefix = shardsOf(config).prefixOf(convid);
+  const shardPrefix = shards.prefixOf(convid);
   let turn: Turn | undefined;
   try {
     turn = await enqueueTurn(redis, shardPrefix, convid, runId, turnLifetimeMs(config));
@@ -71,7 +72,7 @@ export async function queueBackgroundRun(deps: BackgroundRunDeps, request: Backg
     await deps.runQueues.of(convid).add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true });
   } catch (err) {
     if (turn) await leaveTurn(redis, shardPrefix, convid, turn.member).catch(() => undefined);
-    await releaseRunSlot(redis, shardsOf(config), caller, runId).catch(() => undefined);
+    await releaseRunSlot(redis, shards, caller, runId).catch(() => undefined);
     throw err;
   }
   return { runId, convid };

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { createDb } from '../../db/database.js';
 import { runQueueName, scheduleQueueName } from '../../shared/channels.js';
 import { post } from '../helpers/api.js';
@@ -216,6 +219,30 @@ describe('schedules', function () {
     await deleteAndSettle(name);
     const missed = (await runsOf(name)).filter((run) => run.firedAt >= missedFrom && run.firedAt < restartedAt);
     assert.deepEqual(missed.map((run) => run.firedAt), [missedFrom], 'the missed firings run once, as the first of them');
+  });
+
+  it('makes the job schedulers match the schedules when a worker starts: those Redis lost made again, those of no schedule removed', async () => {
+    const name = uniqueAgentName('kept');
+    await setSchedule({ name, agentName: agent, account: owner.name, cron: '0 3 * * *' });
+    const { id } = await db.selectFrom('schedules').select('id').where('name', '=', name).executeTakeFirstOrThrow();
+    const connection = new Redis(testEnv.REDIS_URL!, { maxRetriesPerRequest: null });
+    const queue = new Queue(scheduleQueueName, { connection, prefix: testEnv.QUEUE_PREFIX! });
+    try {
+      await stopWorkers();
+      // As a Redis restarted without its data would have it: the schedule's scheduler gone, and one of no schedule.
+      await queue.removeJobScheduler(id);
+      const orphan = randomUUID();
+      await queue.upsertJobScheduler(orphan, { pattern: '0 3 * * *', tz: 'UTC' }, { name: 'fire', data: { scheduleId: orphan } });
+      assert.equal((await scheduleNamed(name))!.nextFiring, null);
+      workers = [startWorker()];
+      await waitForOutput(workers[0]!, /worker running/);
+      await waitFor(async () => (await scheduleNamed(name))!.nextFiring !== null && (await queue.getJobScheduler(orphan)) === undefined, 10_000, 'the schedulers made to match');
+      assert.match((await scheduleNamed(name))!.nextFiring, /T03:00:00\.000Z$/);
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+    await deleteAndSettle(name);
   });
 
   it('sets, lists and deletes schedules from the command line', async () => {

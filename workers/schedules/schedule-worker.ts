@@ -42,7 +42,11 @@ export async function startScheduleWorker(runtime: Runtime): Promise<ScheduleWor
   worker.on('error', (err) => logger.error({ err }, 'schedule worker error'));
   worker.on('failed', (job, err) => logger.warn({ err: err.message, scheduleId: job?.data.scheduleId }, 'schedule firing failed: no run'));
   await worker.waitUntilReady();
-  await keepJobScheduler(connection, 'schedules', () => reconcileSchedulers(runtime.db, queue), logger);
+  const reconcile = async () => {
+    const { upserted, removed } = await reconcileSchedulers(runtime.db, queue);
+    if (upserted || removed) logger.info({ upserted, removed }, 'job schedulers made to match the schedules');
+  };
+  await keepJobScheduler(connection, 'schedules', reconcile, logger);
   return {
     async close() {
       await worker.close();
