@@ -18,6 +18,7 @@ import { saveDraft } from './drafts.command.js';
 import { getLimits, setLimits } from './limits.command.js';
 import { formatTable } from './format-table.js';
 import { removeWebhook, setWebhook, webhookDeliveries } from './webhooks.command.js';
+import { deleteScheduleCommand, listSchedulesCommand, setScheduleCommand } from './schedules.command.js';
 import { announceServiceAccountChange } from './service-account-changes.js';
 
 const migrate: Command = {
@@ -214,6 +215,9 @@ export const commands: Record<string, Command> = {
   'webhooks:set': setWebhook,
   'webhooks:delete': removeWebhook,
   'webhooks:deliveries': webhookDeliveries,
+  'schedules:set': setScheduleCommand,
+  'schedules:list': listSchedulesCommand,
+  'schedules:delete': deleteScheduleCommand,
   'reports:usage': usageReport,
   'reports:errors': errorReport,
 };

@@ -213,6 +213,7 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  schedules: SchedulesTable;
 }
 
 export interface WebhooksTable {
@@ -264,6 +265,23 @@ export interface CallerLimitsTable {
   updated_at: Generated<Date>;
 }
 
+/** A schedule (DESIGN §19): an agent run as a service account's background run at each firing of a cron expression. */
+export interface SchedulesTable {
+  id: Generated<string>;
+  name: string;
+  agent_name: string;
+  service_account_id: string;
+  /** 5 fields, or 6 with seconds first, as BullMQ's job schedulers read it. */
+  cron: string;
+  /** An IANA time zone. */
+  tz: string;
+  inputs: Jsonb<JsonObject>;
+  /** The conversation every firing continues; null: a new conversation each time. */
+  convid: string | null;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+}
+
 export type User = Selectable<UsersTable>;
 export type ServiceAccount = Selectable<ServiceAccountsTable>;
 export type Session = Selectable<SessionsTable>;
@@ -273,4 +291,5 @@ export type Conversation = Selectable<ConversationsTable>;
 export type PausedAsk = Selectable<PausedAsksTable>;
 export type NewExecution = Insertable<ExecutionsTable>;
 export type Draft = Selectable<DraftsTable>;
+export type ScheduleRow = Selectable<SchedulesTable>;
 export type CallerLimitsRow = Selectable<CallerLimitsTable>;

@@ -26,6 +26,11 @@ function callerPrefix(shards: Shards, caller: Account): string {
 
 export const minuteMs = 60_000;
 
+/** How long a place outlives a run whose end is never heard: the longest a call waits for its run, and a margin. */
+export function slotLeftoverAfterMs(config: { convWaitMs: number; maxAgentRuntimeMs: number; jobLockMs: number }): number {
+  return config.convWaitMs + config.maxAgentRuntimeMs + 2 * config.jobLockMs + 60_000;
+}
+
 /** The one-minute window `at` (epoch ms) falls in. */
 export function minuteWindow(at: number): number {
   return Math.floor(at / minuteMs);

@@ -9,6 +9,7 @@ import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
 import type { Secrets } from '../db/resolve-secrets.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
+import type { ScheduleQueue } from '../runs/schedulers.js';
 import type { BearerKeys } from './auth/bearer-keys.js';
 import type { CallerLimitsCache } from './exec/caller-limits-cache.js';
 import type { InFlightView } from './exec/in-flight-view.js';
@@ -27,6 +28,8 @@ export interface WebDeps {
   mailQueue: Queue<MailJobData>;
   /** Only for the queue dashboard: the web process adds no maintenance job. */
   maintenanceQueue: Queue;
+  /** The schedules' job schedulers (DESIGN §19), set and removed by the admin endpoints; the workers take the firings. */
+  scheduleQueue: ScheduleQueue;
   runEvents: RunEvents;
   /** Service accounts by key id, cached while account changes are heard (server/auth/bearer-keys.ts). */
   bearerKeys: BearerKeys;

@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { maintenanceQueueName, runQueueName, webInboxChannel } from '../shared/channels.js';
 import { shardsOf } from '../shared/shards.js';
 import { openRunQueues, type RunQueues } from '../runs/run-queues.js';
+import { openScheduleQueue } from '../runs/schedulers.js';
 import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunJobData } from '../shared/jobs.js';
@@ -52,13 +53,14 @@ export async function startWeb(
   mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
   const maintenanceQueue = new Queue(maintenanceQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
+  const scheduleQueue = openScheduleQueue(queueConnection, config.queuePrefix, (err) => logger.warn({ err: String(err) }, 'schedule queue error'));
   const inboxChannel = webInboxChannel(config.queuePrefix, randomUUID());
   const runEvents = await openRunEvents(config, redis, shards.prefixOf, inboxChannel, logger);
   const bearerKeys = await openBearerKeys({ redisUrl: config.redisUrl, redisCluster: config.redisCluster, prefix: config.queuePrefix, db: base.db, logger, cache: bearerKeyCache });
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { ...runQueueSeries(runQueues), [mailQueueName]: mailQueue } });
   const callerLimits = createCallerLimitsCache(base.db, config);
-  const deps: WebDeps = { ...base, redis, runQueues, mailQueue, maintenanceQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), publishedAgents: createPublishedAgents(base.db), metrics, usage, inlineRuns };
+  const deps: WebDeps = { ...base, redis, runQueues, mailQueue, maintenanceQueue, scheduleQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), publishedAgents: createPublishedAgents(base.db), metrics, usage, inlineRuns };
   const server = createApp(deps).listen(port);
   // Node closes an idle keep-alive connection after 5 s, which races a client sending on it (ECONNRESET
   // on a POST it cannot safely repeat). Idle connections stay open longer than load balancers keep
@@ -80,6 +82,7 @@ export async function startWeb(
       await runQueues.close();
       await mailQueue.close();
       await maintenanceQueue.close();
+      await scheduleQueue.close();
       queueConnection.disconnect();
       redis.disconnect();
     },

@@ -11,6 +11,9 @@ export const runQueueName = 'runs';
 /** BullMQ queue of periodic housekeeping (the retention sweep). */
 export const maintenanceQueueName = 'maintenance';
 
+/** BullMQ queue that holds the schedules' job schedulers and their firings (DESIGN §19). */
+export const scheduleQueueName = 'schedules';
+
 /** Pub/sub channel a web process listens on for the events of the non-streamed runs it started. */
 export function webInboxChannel(prefix: string, webId: string): string {
   return `${prefix}:inbox:${webId}`;

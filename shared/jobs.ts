@@ -36,3 +36,8 @@ export interface RunJobData {
   /** With tracing on (DESIGN §18): the W3C trace context of the span that enqueued it, which the run's own trace links to. */
   traceparent?: string;
 }
+
+/** Data of one firing of a schedule (DESIGN §19): its id only; what it runs is read from its row when it fires. */
+export interface ScheduleFiringData {
+  scheduleId: string;
+}

@@ -15,7 +15,7 @@ export const queueDashboardPath = '/admin/queues';
 const readMethods = new Set(['GET', 'HEAD']);
 
 /**
- * The BullMQ dashboard (bull-board) of the runs, mail and maintenance queues at /admin/queues, for
+ * The BullMQ dashboard (bull-board) of the runs, mail, maintenance and schedules queues at /admin/queues, for
  * admins only: an admin bearer key or an admin session; no credential → 401, another role → 403.
  * It only shows: a method other than GET or HEAD is refused here (403) before bull-board sees it, and
  * the queues are given to bull-board in its read-only mode too (no retry, clean, pause buttons).
@@ -81,7 +81,7 @@ function bullBoard(deps: WebDeps): Middleware {
     queues: [
       // With several shards, each shard's run queue is shown as `shard<n>-runs` (bull-board tells queues by name).
       ...deps.runQueues.all.map((queue, shard, all) => new BullMQAdapter(queue, { readOnlyMode: true, ...(all.length > 1 ? { prefix: `shard${shard}-` } : {}) })),
-      ...[deps.mailQueue, deps.maintenanceQueue].map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
+      ...[deps.mailQueue, deps.maintenanceQueue, deps.scheduleQueue].map((queue) => new BullMQAdapter(queue, { readOnlyMode: true })),
     ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'agentexec queues' } },

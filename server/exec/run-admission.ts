@@ -1,7 +1,7 @@
 import { shardsOf } from '../../shared/shards.js';
 import type { Principal } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
-import { minuteMs, minuteWindow, releaseRunSlot, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
+import { minuteMs, minuteWindow, releaseRunSlot, slotLeftoverAfterMs, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
 import { fairPriority } from '../../runs/fair-priority.js';
 import type { WebDeps } from '../deps.js';
 
@@ -18,12 +18,6 @@ export interface Admission {
   headers: Record<string, string>;
   /** The run's priority in the queue: its place among its caller's runs in flight, by weight (runs/fair-priority.ts). */
   priority: number;
-}
-
-/** How long a place outlives a run whose end is never heard: the longest a call waits for its run, and a margin. */
-function leftoverAfterMs(deps: WebDeps): number {
-  const { config } = deps;
-  return config.convWaitMs + config.maxAgentRuntimeMs + 2 * config.jobLockMs + 60_000;
 }
 
 /**
@@ -48,7 +42,7 @@ export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | '
   const now = Date.now();
   let answer: SlotAnswer;
   try {
-    answer = await takeRunSlot(deps.redis, shardsOf(deps.config), caller, runId, limits, leftoverAfterMs(deps), now);
+    answer = await takeRunSlot(deps.redis, shardsOf(deps.config), caller, runId, limits, slotLeftoverAfterMs(deps.config), now);
   } catch (err) {
     // Redis unreachable: the limits cannot be counted, and the call is let through uncounted rather
     // than refused, so the short runs this process answers itself go on meanwhile (a queued run

@@ -4,6 +4,7 @@ import * as api from '../../shared/api.schemas.js';
 import type { ErrorCode } from '../../shared/errors.js';
 import { callerLoadAnswer, deleteSecretBody, getLimitsBody, limitsAnswer, listSecretsBody, reportBody, setLimitsBody, setSecretBody } from '../admin/admin.schemas.js';
 import { listRunsBody, runListAnswer } from '../admin/run-list.schemas.js';
+import { deleteScheduleAnswer, listSchedulesAnswer, scheduleNameBody, setScheduleAnswer, setScheduleBody } from '../admin/schedules.schemas.js';
 import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
 import { getBody, listBody, pinBody } from '../conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
@@ -365,6 +366,35 @@ export const endpoints: readonly Endpoint[] = [
     access: admins,
     request: emptyBody,
     response: callerLoadAnswer,
+  },
+  // Schedules (DESIGN §19).
+  {
+    method: 'post',
+    path: '/api/admin/setSchedule',
+    summary: "Runs an agent as a service account's background run at each firing of a cron expression; a name in use is replaced",
+    description:
+      'cron has 5 fields, or 6 with seconds first (as BullMQ job schedulers read it), in tz (an IANA time zone, UTC by default). Each firing is a background run of the account (its limits, its webhook), in a new conversation unless convid names one of the account\'s. A bad cron or tz is 400 naming the field; an unknown account or conversation 404 notFound, an unknown agent 404 agentNotFound; nothing is scheduled then. Setting a name in use replaces that schedule (its next firing is computed again).',
+    access: admins,
+    request: setScheduleBody,
+    response: setScheduleAnswer,
+    errors: ['notFound', 'agentNotFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/listSchedules',
+    summary: 'Every schedule, by name, with its next firing',
+    access: admins,
+    request: emptyBody,
+    response: listSchedulesAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/deleteSchedule',
+    summary: 'Deletes a schedule: it fires no more',
+    access: admins,
+    request: scheduleNameBody,
+    response: deleteScheduleAnswer,
+    errors: ['notFound'],
   },
   // The console (DESIGN §18).
   {

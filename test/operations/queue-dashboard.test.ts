@@ -77,7 +77,7 @@ describe('queue dashboard (/admin/queues)', () => {
     assert.equal(deepLink.status, 200);
   });
 
-  it('lists the runs, mail and maintenance queues, read-only, with the job of a call in progress', async () => {
+  it('lists the runs, mail, maintenance and schedules queues, read-only, with the job of a call in progress', async () => {
     const stream = await openStream(stack.url, '/api/exec/execAgent', { agentName: sleeper, stream: true }, { key: adminKey });
     const runId = stream.headers.get('X-Run-Id')!;
     assert.ok(runId);
@@ -92,7 +92,7 @@ describe('queue dashboard (/admin/queues)', () => {
       5000,
       'the running call in the dashboard',
     );
-    assert.deepEqual(listed.map((q) => q.name).sort(), ['mail', 'maintenance', 'runs']);
+    assert.deepEqual(listed.map((q) => q.name).sort(), ['mail', 'maintenance', 'runs', 'schedules']);
     const metrics = await (await fetch(`${stack.url}/metrics`)).text();
     assert.match(metrics, /agentexec_http_request_duration_seconds_count\{[^}]*route="\/admin\/queues\/api\/queues"/, 'labelled with the path it is served at');
     assert.ok(listed.every((q) => q.readOnlyMode), 'every queue is read-only');

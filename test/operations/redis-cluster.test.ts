@@ -340,4 +340,17 @@ describe('on a Redis Cluster with three shards (REDIS_SHARDS=3)', function () {
       assert.equal(JSON.parse(received.find((r) => JSON.parse(r.body).data.runId === runId)!.body).data.response.resultCode, 'success');
     }
   });
+
+  it('fires a schedule, each firing one run in a new conversation on any shard', async () => {
+    const name = uniqueAgentName('cluster-schedule');
+    const set = await runCli(['schedules:set', '--name', name, '--agent', sayer, '--account', accountName, '--cron', '* * * * * *', '--json'], env);
+    assert.equal(set.code, 0, set.output);
+    const runs = () => db.selectFrom('executions').select(['convid', 'request_id', 'result_code']).where('request_id', 'like', `schedule:${name}:%`).execute();
+    await waitFor(async () => new Set((await runs()).map((run) => shards.of(run.convid))).size === 3, 30_000, 'firings run on every shard');
+    const deleted = await runCli(['schedules:delete', '--name', name], env);
+    assert.equal(deleted.code, 0, deleted.output);
+    const fired = await runs();
+    assert.equal(new Set(fired.map((run) => run.request_id)).size, fired.length, 'one run per firing');
+    assert.ok(fired.every((run) => run.result_code === 'success'));
+  });
 });

@@ -1,7 +1,7 @@
 import { postForResponse, postJson, type Transport } from './http.js';
 import { withFinalResponse, type RunStream } from './run-response.js';
 import { streamRunEvents } from './run-stream.js';
-import type { Answers, ConversationList, ConversationRead, ExecutionResponse, JsonObject, PinnedConversation, RunEvent, RunInfo, RunListFilter, RunListPage, SubmittedRun } from './types.js';
+import type { Answers, ConversationList, ConversationRead, ExecutionResponse, JsonObject, PinnedConversation, RunEvent, RunInfo, RunListFilter, RunListPage, Schedule, ScheduleRequest, SubmittedRun } from './types.js';
 
 export interface AgentexecClientOptions {
   /** The service's origin, e.g. https://agentexec.example.com; "" in a browser page the service serves. */
@@ -149,6 +149,25 @@ export class AgentexecClient {
    */
   listRuns(filter: RunListFilter = {}, page: { limit?: number; cursor?: string } = {}): Promise<RunListPage> {
     return postJson<RunListPage>(this.#transport, '/api/admin/listRuns', { ...filter, ...page }, { retry: true });
+  }
+
+  /**
+   * Sets a schedule (admins; DESIGN §19): each firing of its cron is a background run of its account.
+   * A name in use is replaced (`replaced: true`). Bad cron or tz: InvalidRequestError naming the field.
+   */
+  setSchedule(schedule: ScheduleRequest): Promise<{ schedule: Schedule; replaced: boolean }> {
+    return postJson<{ schedule: Schedule; replaced: boolean }>(this.#transport, '/api/admin/setSchedule', schedule, { retry: true });
+  }
+
+  /** Every schedule, by name, with its next firing (admins). */
+  async listSchedules(): Promise<Schedule[]> {
+    const { schedules } = await postJson<{ schedules: Schedule[] }>(this.#transport, '/api/admin/listSchedules', {}, { retry: true });
+    return schedules;
+  }
+
+  /** Deletes a schedule (admins); an unknown name is NotFoundError. Not retried: a retry of a delete that went through would be NotFoundError. */
+  async deleteSchedule(name: string): Promise<void> {
+    await postJson(this.#transport, '/api/admin/deleteSchedule', { name });
   }
 
   /** POSTs to any endpoint of the API and answers its JSON (errors as AgentexecError). */

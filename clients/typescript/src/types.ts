@@ -187,3 +187,34 @@ export interface RunListPage {
   runs: RunListEntry[];
   nextCursor: string | null;
 }
+
+/** A schedule to set (admins): an agent run as a service account's background run at each firing of `cron`. */
+export interface ScheduleRequest {
+  /** Unique: setting a name in use replaces that schedule. */
+  name: string;
+  agentName: string;
+  /** The service account, by name, whose background runs they are (its limits, its webhook). */
+  account: string;
+  /** 5 fields, or 6 with seconds first (as BullMQ job schedulers read it). */
+  cron: string;
+  /** An IANA time zone (UTC when left out). */
+  tz?: string;
+  inputs?: JsonObject;
+  /** A conversation of the account every firing continues; a new one each time when left out. */
+  convid?: string;
+}
+
+/** A schedule as `setSchedule` and `listSchedules` answer it. */
+export interface Schedule {
+  name: string;
+  agentName: string;
+  account: string;
+  cron: string;
+  tz: string;
+  inputs: JsonObject;
+  convid: string | null;
+  /** When it fires next (ISO 8601); null while its job scheduler is missing. */
+  nextFiring: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
