@@ -7,7 +7,7 @@ import type { SecretBox } from '../shared/secret-box.js';
 import { shardsOf } from '../shared/shards.js';
 import type { Db } from '../db/database.js';
 import { readCallerLimits } from './caller-limits.js';
-import { fairPriority } from './fair-priority.js';
+import { fairPriority, queuePriority } from './fair-priority.js';
 import type { RedisClient } from './redis-connection.js';
 import type { RunQueues } from './run-queues.js';
 import { releaseRunSlot, slotLeftoverAfterMs, takeRunSlot } from './run-slots.js';
@@ -69,7 +69,7 @@ export async function queueBackgroundRun(deps: BackgroundRunDeps, request: Backg
       priority,
       background: true,
     };
-    await deps.runQueues.of(convid).add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true });
+    await deps.runQueues.of(convid).add('run', data, { jobId: runId, ...queuePriority(priority), removeOnComplete: true, removeOnFail: true });
   } catch (err) {
     if (turn) await leaveTurn(redis, shardPrefix, convid, turn.member).catch(() => undefined);
     await releaseRunSlot(redis, shards, caller, runId).catch(() => undefined);

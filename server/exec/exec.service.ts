@@ -5,6 +5,7 @@ import { AppError } from '../../shared/errors.js';
 import type { RunEvent } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { enqueueInSpan } from './enqueue-span.js';
+import { queuePriority } from '../../runs/fair-priority.js';
 import { findExecutionResponse, type RunIdentity } from '../../db/executions.repository.js';
 import { enqueueTurn, enqueueTurnIfIdle, leaveTurn, turnLifetimeMs, type Turn } from '../../runs/turns.js';
 import { cancelRuns } from './cancel.service.js';
@@ -297,7 +298,7 @@ async function enqueueRun(
   try {
     await Promise.all([
       findable && registerRun(redis, prefix, active, keepMs, config.streamReplaySeconds + Math.ceil(keepMs / 1000)),
-      enqueueInSpan(data, () => deps.runQueues.of(convid).add('run', data, { jobId: runId, priority, removeOnComplete: true, removeOnFail: true })),
+      enqueueInSpan(data, () => deps.runQueues.of(convid).add('run', data, { jobId: runId, ...queuePriority(priority), removeOnComplete: true, removeOnFail: true })),
     ]);
   } catch (err) {
     if (turn) await leaveTurn(redis, shardsOf(config).prefixOf(convid), convid, turn).catch(() => undefined);
