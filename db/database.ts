@@ -16,6 +16,7 @@ import * as oneConversationIndex from './migrations/0010_one_conversation_index_
 import * as draftSecrets from './migrations/0011_draft_secrets.js';
 import * as callerLimits from './migrations/0012_caller_limits.js';
 import * as runListIndexes from './migrations/0013_run_list_indexes.js';
+import * as webhookDeliveryLog from './migrations/0014_webhook_delivery_log.js';
 
 export type Db = Kysely<Database>;
 
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0011_draft_secrets': draftSecrets,
   '0012_caller_limits': callerLimits,
   '0013_run_list_indexes': runListIndexes,
+  '0014_webhook_delivery_log': webhookDeliveryLog,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
