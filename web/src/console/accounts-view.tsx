@@ -142,14 +142,14 @@ function ServiceAccountsTable(props: {
                 <time dateTime={account.keyRotatedAt}>{formatTime(account.keyRotatedAt)}</time>
               </td>
               <td class="row-actions">
-                <button type="button" class="secondary" aria-label={`Rotate the key of ${account.name}`} onClick={() => props.onRotate(account.name)}>
-                  Rotate key
+                <button type="button" class="secondary" onClick={() => props.onRotate(account.name)}>
+                  Rotate key<span class="visually-hidden"> of {account.name}</span>
                 </button>
-                <button type="button" class="secondary" aria-label={`Limits of ${account.name}`} onClick={() => props.onLimits(account)}>
-                  Limits
+                <button type="button" class="secondary" onClick={() => props.onLimits(account)}>
+                  Limits<span class="visually-hidden"> of {account.name}</span>
                 </button>
-                <button type="button" class="secondary danger" aria-label={`Delete ${account.name}`} onClick={() => props.onDelete(account.name)}>
-                  Delete
+                <button type="button" class="secondary danger" onClick={() => props.onDelete(account.name)}>
+                  Delete<span class="visually-hidden"> {account.name}</span>
                 </button>
               </td>
             </tr>
@@ -189,8 +189,8 @@ function UsersTable(props: { users: UserInfo[]; onRole(user: UserInfo, role: Rol
                 <time dateTime={user.createdAt}>{formatTime(user.createdAt)}</time>
               </td>
               <td class="row-actions">
-                <button type="button" class="secondary" aria-label={`Limits of ${user.email}`} onClick={() => props.onLimits(user)}>
-                  Limits
+                <button type="button" class="secondary" onClick={() => props.onLimits(user)}>
+                  Limits<span class="visually-hidden"> of {user.email}</span>
                 </button>
               </td>
             </tr>

@@ -1,13 +1,13 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { AccountRef, CallerLimits, LimitsChange } from '../../../clients/typescript/src/index';
 import { failureText, useAdmin, useLoaded } from './use-admin';
 
 type LimitName = keyof CallerLimits['limits'];
 
 const limitFields: { name: LimitName; label: string; hint: string }[] = [
-  { name: 'runsPerMinute', label: 'Runs started per minute', hint: '0: no limit' },
-  { name: 'runsInFlight', label: 'Runs queued or running at once', hint: '0: no limit' },
-  { name: 'weight', label: 'Weight (share of the workers)', hint: '1 or more' },
+  { name: 'runsPerMinute', label: 'Runs per minute', hint: 'Runs started per minute; 0: no limit' },
+  { name: 'runsInFlight', label: 'Runs in flight', hint: 'Runs queued or running at once; 0: no limit' },
+  { name: 'weight', label: 'Weight', hint: 'Share of the workers when others wait too; 1 or more' },
 ];
 
 /**
@@ -21,6 +21,9 @@ export function LimitsEditor({ account, label, onClose }: { account: AccountRef;
   const [inputs, setInputs] = useState<Partial<Record<LimitName, string>>>({});
   const [status, setStatus] = useState<{ text: string; failed: boolean } | undefined>();
   const current = loaded.value;
+  // Opened from a row far above: the keyboard and the screen go to it.
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
 
   const inputValue = (name: LimitName) => inputs[name] ?? (current && !current.defaults.includes(name) ? String(current.limits[name]) : '');
 
@@ -45,7 +48,9 @@ export function LimitsEditor({ account, label, onClose }: { account: AccountRef;
 
   return (
     <section class="panel" aria-labelledby="limits-heading">
-      <h2 id="limits-heading">Limits of {label}</h2>
+      <h2 id="limits-heading" tabIndex={-1} ref={heading}>
+        Limits of {label}
+      </h2>
       {loaded.error && (
         <p class="field-error" role="alert">
           {loaded.error}
@@ -60,7 +65,7 @@ export function LimitsEditor({ account, label, onClose }: { account: AccountRef;
                 <label for={`limit-${name}`}>{fieldLabel}</label>
                 <input id={`limit-${name}`} inputMode="numeric" value={inputValue(name)} onInput={(e) => setInputs({ ...inputs, [name]: e.currentTarget.value })} placeholder={`default: ${current.limits[name]}`} aria-describedby={`limit-${name}-hint`} />
                 <p class="hint" id={`limit-${name}-hint`}>
-                  {hint}; now {current.limits[name]}
+                  {hint}. Now {current.limits[name]}
                   {current.defaults.includes(name) ? ' (default)' : ''}
                 </p>
               </div>

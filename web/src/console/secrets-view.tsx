@@ -88,8 +88,12 @@ function SecretsTable({ secrets, onDelete }: { secrets: SecretName[]; onDelete(s
                 <time dateTime={secret.updatedAt}>{formatTime(secret.updatedAt)}</time>
               </td>
               <td>
-                <button type="button" class="secondary danger" aria-label={`Delete ${secret.key} of ${secret.agentName} (${setName(secret.forDrafts)})`} onClick={() => onDelete(secret)}>
+                <button type="button" class="secondary danger" onClick={() => onDelete(secret)}>
                   Delete
+                  <span class="visually-hidden">
+                    {' '}
+                    {secret.key} of {secret.agentName} ({setName(secret.forDrafts)})
+                  </span>
                 </button>
               </td>
             </tr>
@@ -115,6 +119,9 @@ function SetSecretForm({ onSet }: { onSet(secret: { agentName: string; key: stri
   return (
     <form class="console-form" aria-labelledby="set-secret-heading" onSubmit={submit}>
       <h2 id="set-secret-heading">Set a secret</h2>
+      <p class="hint form-hint" id="secret-key-hint">
+        A name such as OPENAI_API_KEY. Setting a name again replaces its value.
+      </p>
       <div class="field">
         <label for="secret-agent">Agent</label>
         <input id="secret-agent" value={agentName} onInput={(e) => setAgentName(e.currentTarget.value)} required autoComplete="off" />
@@ -122,9 +129,6 @@ function SetSecretForm({ onSet }: { onSet(secret: { agentName: string; key: stri
       <div class="field">
         <label for="secret-key">Name</label>
         <input id="secret-key" value={key} onInput={(e) => setKey(e.currentTarget.value)} required autoComplete="off" aria-describedby="secret-key-hint" />
-        <p class="hint" id="secret-key-hint">
-          Such as OPENAI_API_KEY. Setting a name again replaces its value.
-        </p>
       </div>
       <div class="field">
         <label for="secret-value">Value</label>

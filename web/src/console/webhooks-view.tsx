@@ -166,8 +166,8 @@ function DeliveriesTable({ deliveries, onRedeliver }: { deliveries: WebhookDeliv
               </td>
               <td>{delivery.nextAttemptAt ? <time dateTime={delivery.nextAttemptAt}>{formatTime(delivery.nextAttemptAt)}</time> : '—'}</td>
               <td>
-                <button type="button" class="secondary" aria-label={`Deliver the end of run ${delivery.runId} again`} onClick={() => onRedeliver(delivery)}>
-                  Deliver again
+                <button type="button" class="secondary" onClick={() => onRedeliver(delivery)}>
+                  Deliver again<span class="visually-hidden"> the end of run {delivery.runId}</span>
                 </button>
               </td>
             </tr>
