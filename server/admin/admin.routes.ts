@@ -13,7 +13,7 @@ import { secretSetFor } from '../../shared/agent-secrets.js';
 import { agentSecretKeys, removeAgentSecret, secretsChangedMessage, setAgentSecret, type SecretChanges } from '../../runs/agent-secrets.js';
 import { deleteSecretBody, listSecretsBody, reportBody, resolveReportRange, setSecretBody } from './admin.schemas.js';
 
-/** /api/admin/*: reports (DESIGN §7) and agent secrets (DESIGN §13; their names only), for admins only (session or key). */
+/** /api/admin/*: reports (DESIGN §7) and agent secrets (DESIGN §13; never a value in an answer), for admins only (session or key). */
 export function adminRoutes(deps: WebDeps): Router {
   const router = new Router({ prefix: '/api/admin' });
   const adminOnly = [authenticate(deps), requireRole(['admin'], 'Reports are for admins.')];

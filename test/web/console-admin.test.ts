@@ -230,6 +230,21 @@ describe('web app: console accounts, secrets, webhooks, reports', function () {
     assertNoPageErrors(errors);
   });
 
+  it('fits a phone-sized screen: wide tables scroll within the page, which does not scroll sideways', async () => {
+    const web = await openPage(suite.browser, suite.stack.url, { phone: true });
+    pages.push(web);
+    await signInThroughForm(web.page, admin.email, password);
+    for (const path of ['/accounts', '/secrets', '/webhooks', '/reports']) {
+      await web.page.goto(path);
+      await expectVisible(web.page.locator('main h2').first());
+      await expectHidden(web.page.getByText('Loading…'));
+      const overflow = (await web.page.evaluate('document.documentElement.scrollWidth - window.innerWidth')) as number;
+      assert.ok(overflow <= 0, `${path} scrolls sideways by ${overflow} px`);
+      await saveScreenshot(web.page, `console-b-phone${path.replace('/', '-')}`);
+    }
+    assertNoPageErrors(web.errors);
+  });
+
   it('shows no console to a user who is not an admin; the pages say so and the endpoints answer 403', async () => {
     const web = await openPage(suite.browser, suite.stack.url);
     pages.push(web);
