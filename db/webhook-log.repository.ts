@@ -29,7 +29,6 @@ export interface DeliveryLogRow {
   accountName: string | null;
   agentName: string | null;
   status: DeliveryStatus;
-  attempts: number;
   createdAt: Date;
   deliveredAt: Date | null;
   requeuedAt: Date | null;
@@ -56,7 +55,6 @@ export async function findDeliveryPage(
       'a.name as accountName',
       'e.agent_name as agentName',
       'd.status',
-      'd.attempts',
       'd.created_at as createdAt',
       'd.delivered_at as deliveredAt',
       'd.requeued_at as requeuedAt',
@@ -102,12 +100,13 @@ export async function findDeliveryEndpoint(db: Db, deliveryId: string): Promise<
 /**
  * Makes a delivery pending again for another round of retries, unless it is pending already (then it
  * is left as it is). Answers its run id and the status it had, or undefined for an unknown delivery.
+ * `requeued_at` is PostgreSQL's time, as the attempts' `at` are, so the two compare without clock skew.
  */
-export async function requeueDelivery(db: Db, deliveryId: string, now: Date): Promise<{ runId: string; was: DeliveryStatus } | undefined> {
+export async function requeueDelivery(db: Db, deliveryId: string): Promise<{ runId: string; was: DeliveryStatus } | undefined> {
   return db.transaction().execute(async (trx) => {
     const row = await trx.selectFrom('webhook_deliveries').select(['run_id', 'status']).where('id', '=', deliveryId).forUpdate().executeTakeFirst();
     if (!row) return undefined;
-    if (row.status !== 'pending') await trx.updateTable('webhook_deliveries').set({ status: 'pending', requeued_at: now }).where('id', '=', deliveryId).execute();
+    if (row.status !== 'pending') await trx.updateTable('webhook_deliveries').set({ status: 'pending', requeued_at: sql<Date>`now()` }).where('id', '=', deliveryId).execute();
     return { runId: row.run_id, was: row.status };
   });
 }

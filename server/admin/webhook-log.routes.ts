@@ -37,7 +37,11 @@ export function webhookLogRoutes(deps: WebDeps): Router {
     const rows = await findDeliveryPage(deps.db, { accountId: account?.id, status }, { limit: limit + 1, after: cursor === undefined ? undefined : decodeDeliveryCursor(cursor) });
     const page = rows.slice(0, limit);
     const attempts = new Map<string, DeliveryAttemptRow[]>();
-    for (const attempt of await findAttemptsOf(deps.db, page.map((row) => row.id))) attempts.set(attempt.deliveryId, [...(attempts.get(attempt.deliveryId) ?? []), attempt]);
+    for (const attempt of await findAttemptsOf(deps.db, page.map((row) => row.id))) {
+      const list = attempts.get(attempt.deliveryId);
+      if (list) list.push(attempt);
+      else attempts.set(attempt.deliveryId, [attempt]);
+    }
     const last = page.at(-1);
     const answer: z.input<typeof deliveryPageAnswer> = {
       deliveries: page.map((row) => deliveryEntry(row, attempts.get(row.id) ?? [])),
@@ -56,7 +60,7 @@ export function webhookLogRoutes(deps: WebDeps): Router {
     const endpoint = await findDeliveryEndpoint(deps.db, webhookId);
     if (!endpoint) throw new AppError('notFound', `No webhook delivery ${webhookId}.`);
     if (endpoint.url === null) throw invalidRequest({ webhookId: 'its account has no webhook endpoint now (webhooks:set gives it one)' });
-    const requeued = await requeueDelivery(deps.db, webhookId, deps.clock.now());
+    const requeued = await requeueDelivery(deps.db, webhookId);
     if (!requeued) throw new AppError('notFound', `No webhook delivery ${webhookId}.`);
     // A job already waiting for this run takes the add as a no-op; one waiting for its retry goes now.
     const job = await deps.webhookQueue.add('deliver', { kind: 'deliver', runId: requeued.runId }, deliveryJobOptions(requeued.runId));
