@@ -1,4 +1,4 @@
-import { consolePageLabels, consolePages } from './console/console-pages';
+import { consolePageLabels, consolePages } from './console/console-paths';
 import { followLink, usePath } from './router';
 import { canDevelop, isAdmin, useSession } from './session';
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { consolePages, type ConsolePage } from './console/console-pages';
+import { consolePages, type ConsolePage } from './console/console-paths';
 
 /** The app's own paths, routed in the page (the server answers index.html for each of them). */
 export type Route =
