@@ -2,13 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { agentNamePattern, plans, roles, type Plan, type Role } from '../shared/api.js';
 import { compileAgent } from '../shared/compile-agent.js';
-import { hashPassword } from '../shared/password-hash.js';
 import { failedPasswordRules, passwordRules } from '../shared/password-rules.js';
-import { generateServiceAccountKey } from '../shared/service-account-key.js';
 import { migrateToLatest } from '../db/database.js';
 import { insertAgentVersion } from '../db/agents.repository.js';
-import { deleteServiceAccount, insertServiceAccount, replaceServiceAccountKey } from '../db/service-accounts.repository.js';
-import { insertUser } from '../db/users.repository.js';
+import { createServiceAccount as addServiceAccount, createUser as addUser, emailPattern, removeServiceAccount, rotateServiceAccountKey, type AccountChanges } from '../runs/accounts.js';
 import { findFailedExecutions } from '../db/error-report.repository.js';
 import { findUsageRecords, reportRowLimit, sumUsage, type ReportRange } from '../db/usage.repository.js';
 import { resolveReportRange } from '../server/admin/admin.schemas.js';
@@ -44,19 +41,19 @@ const createUser: Command = {
   },
   async run(context) {
     const email = required(context, 'email').toLowerCase();
-    if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new CommandError('--email is not an email address');
+    if (!emailPattern.test(email)) throw new CommandError('--email is not an email address');
     const password = context.values.password;
     if (typeof password === 'string') {
       const failed = failedPasswordRules(password, email);
       const texts = passwordRules.filter((rule) => failed.includes(rule.id)).map((rule) => `${rule.id}: ${rule.text}`);
       if (texts.length) throw new CommandError(`--password does not meet the password rules:\n  ${texts.join('\n  ')}`);
     }
-    const user = await insertUser(context.db, {
+    const user = await addUser(context.db, {
       email,
-      callName: typeof context.values['call-name'] === 'string' ? context.values['call-name'] : email.split('@')[0]!,
       role: oneOf<Role>(context, 'role', roles, 'user'),
       plan: oneOf<Plan>(context, 'plan', plans, 'free'),
-      passwordHash: typeof password === 'string' ? await hashPassword(password) : null,
+      ...(typeof context.values['call-name'] === 'string' ? { callName: context.values['call-name'] } : {}),
+      ...(typeof password === 'string' ? { password } : {}),
     });
     if (!user) throw new CommandError(`a user with email ${email} already exists`);
     const json = { id: user.id, email: user.email, role: user.role, plan: user.plan, callName: user.call_name };
@@ -71,17 +68,11 @@ const createServiceAccount: Command = {
   options: { name: { type: 'string', description: 'the new account\'s name (required)' }, role: roleOption, plan: planOption },
   async run(context) {
     const name = required(context, 'name');
-    const key = generateServiceAccountKey();
-    const account = await insertServiceAccount(context.db, {
-      name,
-      role: oneOf<Role>(context, 'role', roles, 'user'),
-      plan: oneOf<Plan>(context, 'plan', plans, 'free'),
-      keyId: key.keyId,
-      keyHash: key.secretHash,
-    });
-    if (!account) throw new CommandError(`a service account named ${name} already exists`);
-    const json = { id: account.id, name: account.name, role: account.role, plan: account.plan, key: key.key };
-    return { text: `created service account ${name} (${account.role})\nkey (shown once): ${key.key}`, json };
+    const created = await addServiceAccount(context.db, { name, role: oneOf<Role>(context, 'role', roles, 'user'), plan: oneOf<Plan>(context, 'plan', plans, 'free') });
+    if (!created) throw new CommandError(`a service account named ${name} already exists`);
+    const { account, key } = created;
+    const json = { id: account.id, name: account.name, role: account.role, plan: account.plan, key };
+    return { text: `created service account ${name} (${account.role})\nkey (shown once): ${key}`, json };
   },
 };
 
@@ -90,12 +81,11 @@ const rotateServiceAccount: Command = {
   options: accountName,
   async run(context) {
     const name = required(context, 'name');
-    const key = generateServiceAccountKey();
-    const account = await replaceServiceAccountKey(context.db, name, key.keyId, key.secretHash);
-    if (!account) throw new CommandError(`no service account is named ${name}`);
-    const warning = await announceServiceAccountChange(context.config, account.id);
-    const text = `rotated the key of ${name}; the old key no longer works\nkey (shown once): ${key.key}`;
-    return { text, json: { id: account.id, name, key: key.key }, ...(warning ? { warnings: [warning] } : {}) };
+    const rotated = await rotateServiceAccountKey(accountChanges(context), name);
+    if (!rotated) throw new CommandError(`no service account is named ${name}`);
+    const { value, warning } = rotated;
+    const text = `rotated the key of ${name}; the old key no longer works\nkey (shown once): ${value.key}`;
+    return { text, json: { id: value.account.id, name, key: value.key }, ...(warning ? { warnings: [warning] } : {}) };
   },
 };
 
@@ -104,12 +94,17 @@ const deleteAccount: Command = {
   options: accountName,
   async run(context) {
     const name = required(context, 'name');
-    const id = await deleteServiceAccount(context.db, name);
-    if (!id) throw new CommandError(`no service account is named ${name}`);
-    const warning = await announceServiceAccountChange(context.config, id);
+    const removed = await removeServiceAccount(accountChanges(context), name);
+    if (!removed) throw new CommandError(`no service account is named ${name}`);
+    const { warning } = removed;
     return { text: `deleted service account ${name}`, json: { name, deleted: true }, ...(warning ? { warnings: [warning] } : {}) };
   },
 };
+
+/** Service account changes are announced to the web processes over a Redis connection of the command's own. */
+function accountChanges(context: CommandContext): AccountChanges {
+  return { db: context.db, announce: (accountId) => announceServiceAccountChange(context.config, accountId) };
+}
 
 /** Publishes each file as the agent named by its file name; stops at the first that does not compile. */
 const publishAgents: Command = {

@@ -43,3 +43,14 @@ export async function listAgentSecretKeys(db: Db, agentName: string, set: Secret
 export function findAgentSecrets(db: Db, agentName: string, set: SecretSet): Promise<{ key: string; sealed: string }[]> {
   return db.selectFrom('agent_secrets').select(['key', 'sealed']).where('agent_name', '=', agentName).where('for_drafts', '=', set === 'drafts').execute();
 }
+
+/** The names (never the values) of every agent name's secrets, of both sets, by agent name, set and key. */
+export function listAllSecretNames(db: Db): Promise<{ agentName: string; forDrafts: boolean; key: string; updatedAt: Date }[]> {
+  return db
+    .selectFrom('agent_secrets')
+    .select(['agent_name as agentName', 'for_drafts as forDrafts', 'key', 'updated_at as updatedAt'])
+    .orderBy('agent_name')
+    .orderBy('for_drafts')
+    .orderBy('key')
+    .execute();
+}

@@ -17,6 +17,7 @@ import * as draftSecrets from './migrations/0011_draft_secrets.js';
 import * as callerLimits from './migrations/0012_caller_limits.js';
 import * as runListIndexes from './migrations/0013_run_list_indexes.js';
 import * as schedules from './migrations/0014_schedules.js';
+import * as webhookDeliveryLog from './migrations/0017_webhook_delivery_log.js';
 
 export type Db = Kysely<Database>;
 
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0012_caller_limits': callerLimits,
   '0013_run_list_indexes': runListIndexes,
   '0014_schedules': schedules,
+  '0017_webhook_delivery_log': webhookDeliveryLog,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

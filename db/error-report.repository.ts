@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { PrincipalKind, ResultCode } from '../shared/api.js';
 import type { Db } from './database.js';
 import { reportRowLimit, type ReportRange } from './usage.repository.js';
@@ -44,4 +45,28 @@ export async function findFailedExecutions(db: Db, range: ReportRange): Promise<
     .limit(reportRowLimit + 1)
     .execute();
   return { rows: rows.slice(0, reportRowLimit), truncated: rows.length > reportRowLimit };
+}
+
+/** Failed executions of one UTC day with one resultCode. */
+export interface FailedTotal {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  resultCode: ResultCode;
+  count: number;
+}
+
+/** The failed executions of the range (as findFailedExecutions selects them, all of them) counted per UTC day and resultCode. */
+export async function sumFailedExecutions(db: Db, range: ReportRange): Promise<FailedTotal[]> {
+  const day = sql<string>`to_char(${sql.ref('finished_at')} at time zone 'UTC', 'YYYY-MM-DD')`;
+  return db
+    .selectFrom('executions')
+    .select([day.as('day'), 'result_code as resultCode', sql<number>`count(*)::int`.as('count')])
+    .where('result_code', 'not in', ['success', 'ask'])
+    .where('draft_id', 'is', null)
+    .where('finished_at', '>=', range.since)
+    .where('finished_at', '<=', range.until)
+    .groupBy([day, 'result_code'])
+    .orderBy(day)
+    .orderBy('result_code')
+    .execute();
 }

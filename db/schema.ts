@@ -229,10 +229,12 @@ export interface WebhookDeliveriesTable {
   id: Generated<string>;
   run_id: string;
   service_account_id: string;
-  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | undefined, 'delivered' | 'failed'>;
+  status: ColumnType<'pending' | 'delivered' | 'failed', 'pending' | undefined, 'pending' | 'delivered' | 'failed'>;
   attempts: Generated<number>;
   created_at: Generated<Date>;
   delivered_at: ColumnType<Date | null, never, Date>;
+  /** When an admin last asked to deliver it again (the attempts after it are a new round of retries). */
+  requeued_at: ColumnType<Date | null, never, Date>;
 }
 
 export interface WebhookAttemptsTable {

@@ -57,3 +57,13 @@ export async function deleteServiceAccount(db: Db, name: string): Promise<string
 export async function findServiceAccountById(db: Db, id: string): Promise<ServiceAccount | undefined> {
   return db.selectFrom('service_accounts').selectAll().where('id', '=', id).executeTakeFirst();
 }
+
+/** Every service account, by name: the console's list (never a key or its hash). */
+export async function listServiceAccounts(db: Db): Promise<Pick<ServiceAccount, 'id' | 'name' | 'role' | 'plan' | 'created_at' | 'key_rotated_at'>[]> {
+  return db.selectFrom('service_accounts').select(['id', 'name', 'role', 'plan', 'created_at', 'key_rotated_at']).orderBy('name').execute();
+}
+
+/** Gives the named account another role; returns undefined when there is none. Announce the change after it. */
+export async function updateServiceAccountRole(db: Db, name: string, role: Role): Promise<ServiceAccount | undefined> {
+  return db.updateTable('service_accounts').set({ role }).where('name', '=', name).returningAll().executeTakeFirst();
+}

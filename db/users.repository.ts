@@ -54,3 +54,13 @@ export async function clearFailedLogins(db: Db, userId: string): Promise<void> {
 export async function setPasswordHash(db: Db, userId: string, passwordHash: string, now: Date): Promise<void> {
   await db.updateTable('users').set({ password_hash: passwordHash, failed_logins: 0, updated_at: now }).where('id', '=', userId).execute();
 }
+
+/** Every user, by email: the console's list (never a password hash). */
+export async function listUsers(db: Db): Promise<Pick<User, 'id' | 'email' | 'call_name' | 'role' | 'plan' | 'created_at'>[]> {
+  return db.selectFrom('users').select(['id', 'email', 'call_name', 'role', 'plan', 'created_at']).orderBy('email').execute();
+}
+
+/** Gives the user another role (their sessions read it at their next call); returns undefined when there is none. */
+export async function updateUserRole(db: Db, email: string, role: Role): Promise<User | undefined> {
+  return db.updateTable('users').set({ role, updated_at: new Date() }).where('email', '=', email.toLowerCase()).returningAll().executeTakeFirst();
+}

@@ -6,6 +6,8 @@ import { adminRoutes } from './admin/admin.routes.js';
 import { limitsRoutes } from './admin/limits.routes.js';
 import { scheduleRoutes } from './admin/schedules.routes.js';
 import { runListRoutes } from './admin/run-list.routes.js';
+import { accountsRoutes } from './admin/accounts.routes.js';
+import { webhookLogRoutes } from './admin/webhook-log.routes.js';
 import { queueDashboard } from './admin/queue-dashboard.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { convRoutes } from './conv/conv.routes.js';
@@ -24,7 +26,21 @@ import { serveWebApp } from './web-app/web-app.js';
 
 /** The routers of each area, in the order the app tries them (exported for the test that every route is documented). */
 export function createRouters(deps: WebDeps): Router[] {
-  return [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps), limitsRoutes(deps), scheduleRoutes(deps), runListRoutes(deps), openApiRoutes(deps)];
+  return [
+    opsRoutes(deps),
+    authRoutes(deps),
+    userRoutes(deps),
+    execRoutes(deps),
+    convRoutes(deps),
+    devRoutes(deps),
+    adminRoutes(deps),
+    limitsRoutes(deps),
+    scheduleRoutes(deps),
+    runListRoutes(deps),
+    accountsRoutes(deps),
+    webhookLogRoutes(deps),
+    openApiRoutes(deps),
+  ];
 }
 
 /** The Koa application: middleware in order, then the routes of each area. */

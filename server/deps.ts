@@ -4,6 +4,7 @@ import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunQueues } from '../runs/run-queues.js';
 import type { MailJobData } from '../shared/mail-jobs.js';
+import type { WebhookJobData } from '../shared/webhook-jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
@@ -26,6 +27,8 @@ export interface WebDeps {
   /** The run queue of each shard (DESIGN §17). */
   runQueues: RunQueues;
   mailQueue: Queue<MailJobData>;
+  /** The webhook delivery queue, for an admin's "deliver again". */
+  webhookQueue: Queue<WebhookJobData>;
   /** Only for the queue dashboard: the web process adds no maintenance job. */
   maintenanceQueue: Queue;
   /** The schedules' job schedulers (DESIGN §19), set and removed by the admin endpoints; the workers take the firings. */

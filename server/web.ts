@@ -9,6 +9,7 @@ import type { Config } from '../shared/config.js';
 import type { Clock } from '../shared/clock.js';
 import type { RunJobData } from '../shared/jobs.js';
 import { mailQueueName, type MailJobData } from '../shared/mail-jobs.js';
+import { webhookQueueName, type WebhookJobData } from '../shared/webhook-jobs.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
@@ -51,6 +52,9 @@ export async function startWeb(
   const runQueues = openRunQueues(shards, queueConnection, (err) => logger.warn({ err: String(err) }, 'queue error'));
   const mailQueue = new Queue<MailJobData>(mailQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   mailQueue.on('error', (err) => logger.warn({ err: String(err) }, 'mail queue error'));
+  // Only for an admin's "deliver again" (server/admin/webhook-log.routes.ts); workers queue every other delivery.
+  const webhookQueue = new Queue<WebhookJobData>(webhookQueueName, { connection: queueConnection, prefix: config.queuePrefix });
+  webhookQueue.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
   const maintenanceQueue = new Queue(maintenanceQueueName, { connection: queueConnection, prefix: config.queuePrefix });
   maintenanceQueue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const scheduleQueue = openScheduleQueue(queueConnection, config.queuePrefix, (err) => logger.warn({ err: String(err) }, 'schedule queue error'));
@@ -60,7 +64,7 @@ export async function startWeb(
   const usage = createUsageRecorder(base.db, logger);
   const metrics = createWebMetrics({ redis, prefix: config.queuePrefix, queues: { ...runQueueSeries(runQueues), [mailQueueName]: mailQueue } });
   const callerLimits = createCallerLimitsCache(base.db, config);
-  const deps: WebDeps = { ...base, redis, runQueues, mailQueue, maintenanceQueue, scheduleQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), publishedAgents: createPublishedAgents(base.db), metrics, usage, inlineRuns };
+  const deps: WebDeps = { ...base, redis, runQueues, mailQueue, webhookQueue, maintenanceQueue, scheduleQueue, runEvents, bearerKeys, callerLimits, inFlight: createInFlightView(), publishedAgents: createPublishedAgents(base.db), metrics, usage, inlineRuns };
   const server = createApp(deps).listen(port);
   // Node closes an idle keep-alive connection after 5 s, which races a client sending on it (ECONNRESET
   // on a POST it cannot safely repeat). Idle connections stay open longer than load balancers keep
@@ -81,6 +85,7 @@ export async function startWeb(
       await bearerKeys.close();
       await runQueues.close();
       await mailQueue.close();
+      await webhookQueue.close();
       await maintenanceQueue.close();
       await scheduleQueue.close();
       queueConnection.disconnect();

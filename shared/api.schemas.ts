@@ -152,6 +152,9 @@ export const usageReport = z.object({
 
 export const errorReport = z.object({
   ...reportRange,
+  totals: z
+    .array(z.object({ day: z.iso.date().describe('UTC'), resultCode, count }))
+    .describe('Every failed run of the range (not only the rows below) counted per UTC day and resultCode, oldest day first.'),
   rows: z.array(
     z.object({
       executionId: z.uuid(),

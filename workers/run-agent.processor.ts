@@ -16,8 +16,7 @@ import type { RunDeps, RunEventSink } from './runs/run-deps.js';
 import type { RunControl } from './runs/run-control.js';
 import type { SessionWatch } from './runs/session-watch.js';
 import { sessionEnded } from './sandbox/sandbox-endings.js';
-import type { WebhookJobData } from '../shared/webhook-jobs.js';
-import { deliveryJobOptions } from './webhooks/webhook-worker.js';
+import { deliveryJobOptions, type WebhookJobData } from '../shared/webhook-jobs.js';
 import { recordRunEnd, traceRun } from './tracing/run-span.js';
 import { activeTraceparent } from '../runs/child-span.js';
 

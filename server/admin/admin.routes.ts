@@ -1,17 +1,19 @@
 import Router from '@koa/router';
 import { AppError, invalidRequest } from '../../shared/errors.js';
-import { findFailedExecutions } from '../../db/error-report.repository.js';
+import { findFailedExecutions, sumFailedExecutions } from '../../db/error-report.repository.js';
+import { listAllSecretNames } from '../../db/agent-secrets.repository.js';
 import { findUsageRecords, sumUsage, type ReportRange } from '../../db/usage.repository.js';
 import type { WebDeps } from '../deps.js';
 import { authenticate } from '../middleware/authenticate.js';
 import { requireRole } from '../middleware/require-role.js';
 import { validateBody } from '../validate-body.js';
+import { emptyBody } from '../auth/auth.schemas.js';
 import { controlChannel } from '../../shared/channels.js';
 import { secretSetFor } from '../../shared/agent-secrets.js';
 import { agentSecretKeys, removeAgentSecret, secretsChangedMessage, setAgentSecret, type SecretChanges } from '../../runs/agent-secrets.js';
 import { deleteSecretBody, listSecretsBody, reportBody, resolveReportRange, setSecretBody } from './admin.schemas.js';
 
-/** /api/admin/*: reports (DESIGN §7) and agent secrets (DESIGN §13), for admins only (session or key). */
+/** /api/admin/*: reports (DESIGN §7) and agent secrets (DESIGN §13; never a value in an answer), for admins only (session or key). */
 export function adminRoutes(deps: WebDeps): Router {
   const router = new Router({ prefix: '/api/admin' });
   const adminOnly = [authenticate(deps), requireRole(['admin'], 'Reports are for admins.')];
@@ -24,8 +26,8 @@ export function adminRoutes(deps: WebDeps): Router {
 
   router.post('/errorReport', ...adminOnly, async (ctx) => {
     const range = readRange(deps, validateBody(reportBody, ctx));
-    const { rows, truncated } = await findFailedExecutions(deps.db, range);
-    ctx.body = { since: range.since, until: range.until, rows, truncated };
+    const [totals, { rows, truncated }] = await Promise.all([sumFailedExecutions(deps.db, range), findFailedExecutions(deps.db, range)]);
+    ctx.body = { since: range.since, until: range.until, totals, rows, truncated };
   });
 
   const secretsOnly = [authenticate(deps), requireRole(['admin'], 'Agent secrets are for admins.')];
@@ -52,6 +54,12 @@ export function adminRoutes(deps: WebDeps): Router {
   router.post('/listSecrets', ...secretsOnly, async (ctx) => {
     const { agentName, forDrafts } = validateBody(listSecretsBody, ctx);
     ctx.body = { agentName, keys: await agentSecretKeys(deps.db, agentName, secretSetFor(forDrafts)) };
+  });
+
+  router.post('/listAllSecrets', ...secretsOnly, async (ctx) => {
+    validateBody(emptyBody, ctx);
+    const names = await listAllSecretNames(deps.db);
+    ctx.body = { secrets: names.map((name) => ({ ...name, updatedAt: name.updatedAt.toISOString() })) };
   });
 
   return router;

@@ -5,6 +5,8 @@ import type { ErrorCode } from '../../shared/errors.js';
 import { callerLoadAnswer, deleteSecretBody, getLimitsBody, limitsAnswer, listSecretsBody, reportBody, setLimitsBody, setSecretBody } from '../admin/admin.schemas.js';
 import { listRunsBody, runListAnswer } from '../admin/run-list.schemas.js';
 import { deleteScheduleAnswer, listSchedulesAnswer, scheduleNameBody, setScheduleAnswer, setScheduleBody } from '../admin/schedules.schemas.js';
+import { accountListAnswer, createdUserAnswer, createServiceAccountBody, createUserBody, deletedServiceAccountAnswer, serviceAccountBody, serviceAccountKeyAnswer, setRoleAnswer, setRoleBody } from '../admin/accounts.schemas.js';
+import { deliveryPageAnswer, listDeliveriesBody, redeliverAnswer, redeliverBody, webhookListAnswer } from '../admin/webhook-log.schemas.js';
 import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
 import { getBody, listBody, pinBody } from '../conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
@@ -339,6 +341,15 @@ export const endpoints: readonly Endpoint[] = [
     request: listSecretsBody,
     response: z.object({ agentName: z.string(), keys: z.array(z.string()) }),
   },
+  {
+    method: 'post',
+    path: '/api/admin/listAllSecrets',
+    summary: 'The names (never the values) of every agent name’s secrets, of both sets, by agent name',
+    description: 'What the console’s Secrets page lists. `forDrafts` tells the set: true for the one only drafts read, false for the one published versions read.',
+    access: admins,
+    request: emptyBody,
+    response: z.object({ secrets: z.array(z.object({ agentName: z.string(), forDrafts: z.boolean(), key: z.string(), updatedAt: z.iso.datetime() })) }),
+  },
   // Limits per caller (DESIGN §16).
   {
     method: 'post',
@@ -394,6 +405,88 @@ export const endpoints: readonly Endpoint[] = [
     access: admins,
     request: scheduleNameBody,
     response: deleteScheduleAnswer,
+    errors: ['notFound'],
+  },
+  // Accounts (DESIGN §3, §18): what the command line's users:create and service-accounts:* do, for the console.
+  {
+    method: 'post',
+    path: '/api/admin/listAccounts',
+    summary: 'Every service account (by name) and every user (by email): never a key, its hash or a password',
+    access: admins,
+    request: emptyBody,
+    response: accountListAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/createServiceAccount',
+    summary: 'Creates a service account and answers its bearer key, shown this once',
+    access: admins,
+    request: createServiceAccountBody,
+    response: serviceAccountKeyAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/rotateKey',
+    summary: 'Gives a service account a new key, answered this once; the old key stops working on every web process at once',
+    access: admins,
+    request: serviceAccountBody,
+    response: serviceAccountKeyAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/deleteServiceAccount',
+    summary: 'Deletes a service account; its key stops working on every web process at once',
+    description: 'Its runs, usage and webhook deliveries stay in the reports and logs, without its name.',
+    access: admins,
+    request: serviceAccountBody,
+    response: deletedServiceAccountAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/createUser',
+    summary: 'Creates a user without a password: they set one by email code',
+    access: admins,
+    request: createUserBody,
+    response: createdUserAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/setRole',
+    summary: 'Gives a service account (by name) or a user (by email) another role, from its next call',
+    access: admins,
+    request: setRoleBody,
+    response: setRoleAnswer,
+    errors: ['notFound'],
+  },
+  // Webhooks (DESIGN §14, §18): endpoints are set with the command line, which shows the signing secret once.
+  {
+    method: 'post',
+    path: '/api/admin/listWebhooks',
+    summary: 'Each service account’s webhook endpoint (never its signing secret)',
+    access: admins,
+    request: emptyBody,
+    response: webhookListAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/listWebhookDeliveries',
+    summary: 'The webhook delivery log, newest first: each delivery with its attempts, their answers and the next retry',
+    description: 'Pages by keyset: pass the answer’s nextCursor as cursor for the next, older page. Filter by service account (name) and status.',
+    access: admins,
+    request: listDeliveriesBody,
+    response: deliveryPageAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/redeliverWebhook',
+    summary: 'Delivers a webhook again: a delivered or failed one gets a new round of retries; a pending one waiting for its retry goes now',
+    description: 'Through the same queue and worker as every delivery, with the same webhook-id, so a receiver can tell a repeat. 400 when the account has no endpoint any more.',
+    access: admins,
+    request: redeliverBody,
+    response: redeliverAnswer,
     errors: ['notFound'],
   },
   // The console (DESIGN §18).

@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import type { z } from 'zod';
 import { loginBody, createPasswordBody, emailCodeBody, emptyBody } from '../../server/auth/auth.schemas.js';
 import { reportBody } from '../../server/admin/admin.schemas.js';
+import { setRoleBody } from '../../server/admin/accounts.schemas.js';
+import { listDeliveriesBody, redeliverBody } from '../../server/admin/webhook-log.schemas.js';
 import { listBody, pinBody } from '../../server/conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../../server/dev/dev.schemas.js';
 import { attachBody, cancelBody, execAgentBody } from '../../server/exec/exec.schemas.js';
@@ -36,6 +38,10 @@ export const postEndpoints: readonly PostEndpoint[] = ([
   { path: '/api/dev/validateDraftStream', schema: validateDraftBody, fields: ['draftid', 'inputs', 'convid', 'stream'], refusedBody: () => ({ draftid: unknownId() }) },
   { path: '/api/admin/usageReport', schema: reportBody, fields: ['since', 'until'], refusedBody: () => ({}) },
   { path: '/api/admin/errorReport', schema: reportBody, fields: ['since', 'until'], refusedBody: () => ({}) },
+  { path: '/api/admin/listAccounts', schema: emptyBody, fields: [], refusedBody: () => ({}) },
+  { path: '/api/admin/setRole', schema: setRoleBody, fields: ['name', 'email', 'role'], refusedBody: () => ({ name: 'nobody-fuzz', role: 'user' }) },
+  { path: '/api/admin/listWebhookDeliveries', schema: listDeliveriesBody, fields: ['name', 'status', 'cursor', 'limit'], refusedBody: () => ({ name: 'nobody-fuzz' }) },
+  { path: '/api/admin/redeliverWebhook', schema: redeliverBody, fields: ['webhookId'], refusedBody: () => ({ webhookId: unknownId() }) },
 ] as PostEndpoint[]).map((endpoint) => Object.assign(endpoint, { [fc.toStringMethod]: () => endpoint.path }));
 
 export const getPaths = ['/healthz', '/readyz', '/metrics', '/api/openapi.json'] as const;

@@ -167,6 +167,36 @@ describe('/api/openapi.json', () => {
     assertDocumented('/api/admin/listRuns', refused);
   });
 
+  it('describes the console’s accounts, secrets and webhook endpoints, with entries in them', async () => {
+    const call = (path: string, body: unknown) => post(stack.url, `/api/admin/${path}`, body, { key: adminKey });
+    const name = `doc-${randomUUID().slice(0, 8)}`;
+    const created = await call('createServiceAccount', { name });
+    assertDocumented('/api/admin/createServiceAccount', created);
+    assertDocumented('/api/admin/createServiceAccount', await call('createServiceAccount', { name }));
+    assertDocumented('/api/admin/rotateKey', await call('rotateKey', { name }));
+    assertDocumented('/api/admin/setRole', await call('setRole', { name, role: 'developer' }));
+    assertDocumented('/api/admin/createUser', await call('createUser', { email: `${name}@example.test` }));
+    assertDocumented('/api/admin/setRole', await call('setRole', { email: `${name}@example.test`, role: 'developer' }));
+    assertDocumented('/api/admin/listAccounts', await call('listAccounts', {}));
+    assert.equal((await call('setSecret', { agentName: hello, key: 'DOC_KEY', value: 'v', forDrafts: true })).status, 200);
+    const secrets = await call('listAllSecrets', {});
+    assert.ok(secrets.body.secrets.length > 0);
+    assertDocumented('/api/admin/listAllSecrets', secrets);
+
+    const account = created.body as { id: string };
+    await stack.runtime.db.insertInto('webhooks').values({ service_account_id: account.id, url: 'http://127.0.0.1:9/hooks', sealed_secret: stack.runtime.box.seal('whsec_AAAA') }).execute();
+    const delivery = await stack.runtime.db.insertInto('webhook_deliveries').values({ run_id: randomUUID(), service_account_id: account.id }).returning('id').executeTakeFirstOrThrow();
+    await stack.runtime.db.insertInto('webhook_attempts').values({ delivery_id: delivery.id, attempt: 1, url: 'http://127.0.0.1:9/hooks', status: null, error: 'connect ECONNREFUSED' }).execute();
+    assertDocumented('/api/admin/listWebhooks', await call('listWebhooks', {}));
+    const log = await call('listWebhookDeliveries', { name, limit: 1 });
+    assert.equal(log.body.deliveries[0].attempts.length, 1);
+    assertDocumented('/api/admin/listWebhookDeliveries', log);
+    assertDocumented('/api/admin/listWebhookDeliveries', await call('listWebhookDeliveries', { name: 'no-such-account' }));
+    assertDocumented('/api/admin/redeliverWebhook', await call('redeliverWebhook', { webhookId: randomUUID() }));
+    assertDocumented('/api/admin/deleteServiceAccount', await call('deleteServiceAccount', { name }));
+    assertDocumented('/api/admin/deleteServiceAccount', await call('deleteServiceAccount', { name }));
+  });
+
   it('describes /healthz and /readyz', async () => {
     assertDocumented('/healthz', await get('/healthz'), 'get');
     assertDocumented('/readyz', await get('/readyz'), 'get');

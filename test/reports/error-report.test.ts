@@ -33,7 +33,8 @@ describe('error report', () => {
 
     const res = await errorReport({ since: since.toISOString() });
     assert.equal(res.status, 200);
-    assert.deepEqual(Object.keys(res.body).sort(), ['rows', 'since', 'truncated', 'until']);
+    assert.deepEqual(Object.keys(res.body).sort(), ['rows', 'since', 'totals', 'truncated', 'until']);
+    assert.deepEqual(res.body.totals, [{ day: new Date().toISOString().slice(0, 10), resultCode: 'failCommand', count: 1 }]);
     assert.equal(res.body.truncated, false);
     const convids = res.body.rows.map((r: any) => r.convid);
     assert.ok(!convids.includes(ok.body.convid), 'no success run');

@@ -3,6 +3,7 @@ import { forgetAnswers } from './sent-answers';
 import { useDocumentTitle } from './document-title';
 import { ApiError, handleSessionEnded, postJson } from './api/http';
 import type { UserProfile } from './api/types';
+import { ConsolePageView } from './console/console-pages';
 import { ConversationStoreContext, createConversationStore } from './conversation-store';
 import { Header } from './header';
 import { sessionEndedMessage } from './messages';
@@ -84,6 +85,8 @@ function page(route: ReturnType<typeof parseRoute>, defaultAgent: string, develo
       return <ConversationsView />;
     case 'runs':
       return admin ? <RunsView /> : <NotAllowed who="administrators" />;
+    case 'console':
+      return admin ? <ConsolePageView page={route.page} /> : <NotAllowed who="administrators" />;
     case 'drafts':
       return developer ? <DraftsView /> : <NotAllowed />;
     case 'draft':

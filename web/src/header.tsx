@@ -1,3 +1,4 @@
+import { consolePageLabels, consolePages } from './console/console-paths';
 import { followLink, usePath } from './router';
 import { canDevelop, isAdmin, useSession } from './session';
 
@@ -10,6 +11,7 @@ export function Header() {
     { href: '/conversations', label: 'Conversations', current: path === '/conversations' },
     ...(canDevelop(session.user) ? [{ href: '/dev', label: 'Develop', current: path.startsWith('/dev') }] : []),
     ...(isAdmin(session.user) ? [{ href: '/runs', label: 'Runs', current: path === '/runs' }] : []),
+    ...(isAdmin(session.user) ? consolePages.map((page) => ({ href: `/${page}`, label: consolePageLabels[page], current: path === `/${page}` })) : []),
   ];
   return (
     <header class="top">

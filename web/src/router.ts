@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { consolePages, type ConsolePage } from './console/console-paths';
 
 /** The app's own paths, routed in the page (the server answers index.html for each of them). */
 export type Route =
@@ -7,7 +8,8 @@ export type Route =
   | { view: 'drafts' }
   | { view: 'draft'; draftid?: string }
   | { view: 'password' }
-  | { view: 'runs' };
+  | { view: 'runs' }
+  | { view: 'console'; page: ConsolePage };
 
 export function parseRoute(path: string): Route {
   const conversation = /^\/c\/([0-9a-f-]{36})$/i.exec(path);
@@ -19,6 +21,8 @@ export function parseRoute(path: string): Route {
   if (draft) return { view: 'draft', draftid: decodeURIComponent(draft[1]!) };
   if (path === '/password') return { view: 'password' };
   if (path === '/runs') return { view: 'runs' };
+  const consolePage = consolePages.find((page) => path === `/${page}`);
+  if (consolePage) return { view: 'console', page: consolePage };
   return { view: 'search' };
 }
 

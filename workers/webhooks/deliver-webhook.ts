@@ -10,13 +10,6 @@ import { inDeliverySpan } from '../tracing/delivery-span.js';
 /** A receiver has this long to answer. */
 export const deliveryTimeoutMs = 10_000;
 
-/**
- * Delays before each retry (DESIGN §14): about 1 s, 5 s, 30 s, 2 min, 10 min, 1 h, then every 4 h;
- * 13 attempts in all span a little over 24 h.
- */
-export const retryDelaysMs = [1_000, 5_000, 30_000, 120_000, 600_000, 3_600_000, ...Array<number>(6).fill(4 * 3_600_000)];
-export const deliveryAttempts = retryDelaysMs.length + 1;
-
 export interface WebhookDeliveryDeps {
   db: Db;
   box: SecretBox;

@@ -1,20 +1,15 @@
 import { DelayedError, Queue, Worker, type Job } from 'bullmq';
 import { openRedis } from '../../runs/redis-connection.js';
-import { webhookJobId, webhookQueueName, type WebhookJobData } from '../../shared/webhook-jobs.js';
+import { deliveryAttempts, deliveryJobOptions, retryDelaysMs, webhookQueueName, type WebhookJobData } from '../../shared/webhook-jobs.js';
 import type { Runtime } from '../../db/runtime.js';
 import { findStalledDeliveries, markDeliveryFailed } from '../../db/webhooks.repository.js';
 import { keepJobScheduler } from '../keep-job-scheduler.js';
 import { parseAllowList } from '../outbound-http/destination-guard.js';
 import { createAccountSlots } from './account-slots.js';
-import { deliverWebhook, deliveryAttempts, retryDelaysMs, type WebhookDeliveryDeps } from './deliver-webhook.js';
+import { deliverWebhook, type WebhookDeliveryDeps } from './deliver-webhook.js';
 
 export interface WebhookWorker {
   close(): Promise<void>;
-}
-
-/** Options of a delivery job: retried with the schedule of DESIGN §14, removed once it is done. */
-export function deliveryJobOptions(runId: string) {
-  return { jobId: webhookJobId(runId), attempts: deliveryAttempts, backoff: { type: 'custom' }, removeOnComplete: true, removeOnFail: true };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { AdminApi } from './admin.js';
 import { postForResponse, postJson, type Transport } from './http.js';
 import { withFinalResponse, type RunStream } from './run-response.js';
 import { streamRunEvents } from './run-stream.js';
@@ -39,6 +40,8 @@ export type CancelTarget = { convid: string } | { runId: string } | { requestId:
  */
 export class AgentexecClient {
   readonly #transport: Transport;
+  /** The console's admin endpoints: accounts, limits, secrets, webhooks, reports (admins only). */
+  readonly admin: AdminApi;
 
   constructor(options: AgentexecClientOptions) {
     this.#transport = {
@@ -48,6 +51,7 @@ export class AgentexecClient {
       headers: options.headers ?? {},
       maxRetries: options.maxRetries ?? 4,
     };
+    this.admin = new AdminApi(this.#transport);
   }
 
   /** Runs an agent and answers how the run ended (`resultCode`, `output`, `askInput` when it asks). */

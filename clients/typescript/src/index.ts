@@ -1,3 +1,4 @@
+export { AdminApi } from './admin.js';
 export { AgentexecClient, type AgentexecClientOptions, type CallOptions, type CancelTarget } from './client.js';
 export {
   AgentexecError,
@@ -14,3 +15,4 @@ export { assembleResponse, type RunStream } from './run-response.js';
 export { createEventStreamParser, type EventStreamParser, type ServerSentEvent } from '../../../shared/server-sent-events.js';
 export { verifyWebhook, WebhookVerificationError, type VerifyOptions } from './webhooks.js';
 export type * from './types.js';
+export type * from './admin-types.js';
