@@ -8,7 +8,11 @@ import type { RunEnding } from './run-endings.js';
  * non-streamed call here first and queues it only when told to.
  */
 export interface InlineRuns {
-  /** The call's result, or 'queue': run it through the queue instead (nothing of it was kept or sent). */
-  run(data: RunJobData, inputs: JsonObject): Promise<RunEnding | 'queue'>;
+  /**
+   * The call's result, or 'queue': run it through the queue instead (nothing of it was kept or sent).
+   * With `mayCommit`, awaited before the run's commit (a run has no effect outside until then):
+   * 'withdrawn' when it answered false, nothing of the run kept.
+   */
+  run(data: RunJobData, inputs: JsonObject, mayCommit?: PromiseLike<boolean>): Promise<RunEnding | 'queue' | 'withdrawn'>;
   close(): Promise<void>;
 }

@@ -111,10 +111,13 @@ function drain(server: Server): Promise<void> {
 
 /**
  * A producer connection: fails fast when Redis is down (a 503), never queues commands offline. Commands
- * of concurrent calls issued in the same tick go out in one write (auto-pipelining).
+ * of concurrent calls issued in the same tick go out in one write (auto-pipelining), except SET: an
+ * Idempotency-Key's claim goes out at once, so that its answer comes back while the call's short run
+ * computes, whose commit waits for it (auto-pipelining would send it only after that computing, and
+ * add a Redis round trip to the call: 0.8 × the calls/s of a call without a key, one at a time).
  */
 async function openProducer(target: RedisTarget, logger: Logger): Promise<RedisClient> {
-  const redis = openRedis(target, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  const redis = openRedis(target, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true, autoPipeliningIgnoredCommands: ['set'] });
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'redis connection error'));
   await waitForReady(redis);
   return redis;

@@ -85,14 +85,14 @@ export async function startInlineRuns(
   const lag = watchLoopLag();
 
   return {
-    async run(data, inputs) {
+    async run(data, inputs, mayCommit) {
       // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
       const late = lag.lateMs() > maxLateMs;
       if (!admission.admits(data.agentName, late)) return 'queue';
       const started = performance.now();
       const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };
       const result = await traceRun(data, async () => {
-        const ran = await runInline(runDeps, data, inputs, entry).catch((err: unknown) => {
+        const ran = await runInline(runDeps, data, inputs, entry, mayCommit).catch((err: unknown) => {
           // As a worker's run then: nothing was committed, and the caller is told 503.
           if (isUnavailableError(err)) return databaseUnavailable();
           throw err;
@@ -100,6 +100,7 @@ export async function startInlineRuns(
         recordRunEnd(ran);
         return ran;
       });
+      if ('withdrawn' in result) return 'withdrawn';
       if ('queue' in result) {
         if (result.queue === 'waits' || result.queue === 'long') admission.notShort(data.agentName, result.queue);
         return 'queue';

@@ -70,7 +70,8 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
   const runId = shardsOf(deps.config).runIdFor(convid);
   const attempt = await tryShortRun(deps, call, runId);
   if ('response' in attempt) return attempt.response;
-  const priority = attempt.priority ?? (await admit(deps, call, runId));
+  // (Never withdrawn: nothing said it may not commit.)
+  const priority = ('priority' in attempt ? attempt.priority : undefined) ?? (await admit(deps, call, runId));
   const answer = createAnswer();
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
@@ -89,21 +90,39 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
 }
 
 /**
- * A call with an Idempotency-Key: the key is claimed first (one Redis command), then the run takes
- * the same path as any other call, a short run answered here included, under the claimed ids, so a
- * retry finds its record. A retry joins the run that holds the key.
+ * A call with an Idempotency-Key: the run takes the same path as any other call, a short run answered
+ * here included, under ids promised by the key's claim, so a retry finds its record; a retry joins
+ * the run that holds the key. The key is claimed while a short run runs (one Redis command that would
+ * otherwise be the one round trip of a short call): nothing of a short run leaves this process before
+ * its commit, and the commit waits for the claim; a run whose key turned out to be another's keeps
+ * nothing, and the call joins that other run.
  */
 async function executeKeyedCall(deps: WebDeps, call: ExecCall, key: string): Promise<ExecutionResponse> {
-  const claimed = await claimKey(deps, call, key, { inline: mayRunInline(deps, call) });
-  if ('joined' in claimed) return awaitJoinedRun(deps, claimed.joined);
-  const { runId, convid } = claimed.claim;
+  const convid = call.body.convid ?? randomUUID();
+  const runId = shardsOf(deps.config).runIdFor(convid);
+  const claiming = claimKey(deps, call, key, { runId, convid, inline: mayRunInline(deps, call) });
+  const ours = claiming.then(
+    (claimed) => 'claim' in claimed,
+    () => false,
+  );
   const release = () => releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
-  const attempt = await tryShortRun(deps, call, runId, { runId, convid }).catch(async (err: unknown) => {
+  let attempt: ShortRunAttempt;
+  try {
+    attempt = await tryShortRun(deps, call, runId, { runId, convid }, ours);
+  } catch (err) {
+    const claimed = await claiming;
+    if ('joined' in claimed) return awaitJoinedRun(deps, claimed.joined);
     // A refusal keeps nothing of the run: a retry may run it. Anything else may have kept it.
     if (err instanceof AppError) await release();
     throw err;
-  });
+  }
+  const claimed = await claiming;
+  if ('joined' in claimed) {
+    if ('priority' in attempt && attempt.priority !== undefined) releaseRun(deps, call.caller, runId);
+    return awaitJoinedRun(deps, claimed.joined);
+  }
   if ('response' in attempt) return attempt.response;
+  if ('withdrawn' in attempt) throw new Error('a short run was withdrawn although its key was claimed');
   let run: LaunchedRun;
   try {
     if (claimed.claim.inlineSince !== undefined) await markIdempotentRunQueued(deps.redis, deps.config.queuePrefix, call.caller, key, claimed.claim);
@@ -124,32 +143,33 @@ async function awaitJoinedRun(deps: WebDeps, run: LaunchedRun): Promise<Executio
 }
 
 /**
- * Tries the call as a short run answered by this process (a new conversation's call, not a draft or a
- * background run), admitted as runAdmission.ts says. Answers its response, or the priority its run was
- * admitted at for the queue (undefined: not admitted yet). `ids`: the run's ids when they are already
- * promised (an Idempotency-Key's claim); otherwise the inline run has ids of its own, and the place it
- * took is the call's whatever they are.
+ * A short run's outcome: its response; `withdrawn` when its `mayCommit` said no (nothing kept); or
+ * the priority its run was admitted at for the queue (undefined: not admitted yet).
  */
-async function tryShortRun(
-  deps: WebDeps,
-  call: ExecCall,
-  runId: string,
-  ids?: { runId: string; convid: string },
-): Promise<{ response: ExecutionResponse } | { priority: number | undefined }> {
+type ShortRunAttempt = { response: ExecutionResponse } | { withdrawn: true } | { priority: number | undefined };
+
+/**
+ * Tries the call as a short run answered by this process (a new conversation's call, not a draft or a
+ * background run), admitted as runAdmission.ts says. `ids`: the run's ids when they are already
+ * promised (an Idempotency-Key's claim); otherwise the inline run has ids of its own, and the place it
+ * took is the call's whatever they are. `mayCommit`: awaited before the run's commit.
+ */
+async function tryShortRun(deps: WebDeps, call: ExecCall, runId: string, ids?: { runId: string; convid: string }, mayCommit?: Promise<boolean>): Promise<ShortRunAttempt> {
   if (!mayRunInline(deps, call)) return { priority: undefined };
   // Admitted without Redis when nothing needs counting there (run-admission.ts admitShortRun).
   const priority = (await admitShortRun(deps, call.caller)) ? undefined : await admit(deps, call, runId);
   const data = runJobData(call, ids?.runId ?? randomUUID(), ids?.convid ?? randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
   let result: Awaited<ReturnType<typeof deps.inlineRuns.run>>;
   try {
-    result = await deps.inlineRuns.run(data, call.body.inputs ?? {});
+    result = await deps.inlineRuns.run(data, call.body.inputs ?? {}, mayCommit);
   } catch (err) {
     if (priority !== undefined) releaseRun(deps, call.caller, runId);
     throw err;
   }
   if (result === 'queue') return { priority };
-  // Answered here: its place is given back now.
+  // Answered here (or withdrawn): its place is given back now.
   if (priority !== undefined) releaseRun(deps, call.caller, runId);
+  if (result === 'withdrawn') return { withdrawn: true };
   if (result.kind === 'refused') throw new AppError(result.code, result.message);
   return { response: result.response };
 }
@@ -184,14 +204,11 @@ function createAnswer(): Answer {
  */
 export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<LaunchedRun> {
   const key = call.idempotencyKey;
-  if (!key) {
-    const convid = call.body.convid ?? randomUUID();
-    const runId = shardsOf(deps.config).runIdFor(convid);
-    return enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
-  }
-  const claimed = await claimKey(deps, call, key, { inline: false });
+  const convid = call.body.convid ?? randomUUID();
+  const runId = shardsOf(deps.config).runIdFor(convid);
+  if (!key) return enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
+  const claimed = await claimKey(deps, call, key, { runId, convid, inline: false });
   if ('joined' in claimed) return claimed.joined;
-  const { runId, convid } = claimed.claim;
   try {
     return await enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
   } catch (err) {
@@ -201,7 +218,7 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<La
 }
 
 /**
- * Claims the call's Idempotency-Key for a new run (its ids drawn here), or joins the run that holds
+ * Claims the call's Idempotency-Key for a new run of these ids, or joins the run that holds
  * it: with its stored response when it has ended. `inline`: the run will first be tried as a short run
  * of this process, which a retry meanwhile waits for by its record (awaitShortRunRecord).
  */
@@ -209,10 +226,8 @@ async function claimKey(
   deps: WebDeps,
   call: ExecCall,
   key: string,
-  { inline }: { inline: boolean },
+  { runId, convid, inline }: { runId: string; convid: string; inline: boolean },
 ): Promise<{ claim: IdempotentRun } | { joined: LaunchedRun }> {
-  const convid = call.body.convid ?? randomUUID();
-  const runId = shardsOf(deps.config).runIdFor(convid);
   const { stream: _stream, ...request } = call.body;
   const claim: IdempotentRun = { runId, convid, agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
   if (inline) claim.inlineSince = Date.now();

@@ -8,8 +8,11 @@ import type { RunDeps, RunEventSink } from './run-deps.js';
 import { freshStart } from './run-start.js';
 import { runOnGuessedVersion } from './version-guess.js';
 
-/** Why a run was not answered inline: as InlineDecline, or it waited on an async sys call ('waits'). */
-export type NotInline = { queue: InlineDecline | 'waits' };
+/**
+ * Why a run was not answered inline: as InlineDecline, or it waited on an async sys call ('waits');
+ * or `withdrawn`: it ran, but its `mayCommit` said no, so nothing of it was kept.
+ */
+export type NotInline = { queue: InlineDecline | 'waits' } | { withdrawn: true };
 
 /** An inline run's parts are its answer's: nothing goes out while it runs. */
 const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, trace: () => undefined };
@@ -20,14 +23,23 @@ const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, tr
  * (first-run.ts), it starts on the agent version last read here, its commit fenced on it; when a newer
  * one was published meanwhile, that commit keeps nothing and the run starts over on the latest, read
  * then (version-guess.ts). NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
- * sys call stops it before the call acts.
+ * sys call stops it before the call acts. `mayCommit`, when given, is awaited before the commit: a run
+ * has no effect outside until then, so its caller may run it while it still learns whether the run
+ * is its to keep (an Idempotency-Key being claimed).
  */
-export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: InlineEntry): Promise<RunEnding | NotInline> {
-  return runOnGuessedVersion(deps, data, (version) => runOnVersion(deps, data, inputs, entry, version));
+export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: InlineEntry, mayCommit?: PromiseLike<boolean>): Promise<RunEnding | NotInline> {
+  return runOnGuessedVersion(deps, data, (version) => runOnVersion(deps, data, inputs, entry, version, mayCommit));
 }
 
 /** Runs `version` (or the latest, read now); RunAgain `versionMoved` when that version is no longer the latest. */
-async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: InlineEntry, version: number | undefined): Promise<RunEnding | NotInline | RunAgain> {
+async function runOnVersion(
+  deps: RunDeps,
+  data: RunJobData,
+  inputs: JsonObject,
+  entry: InlineEntry,
+  version: number | undefined,
+  mayCommit: PromiseLike<boolean> | undefined,
+): Promise<RunEnding | NotInline | RunAgain> {
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs, version);
   if (!start) return version === undefined ? agentNotFound(data) : versionMoved();
@@ -45,6 +57,7 @@ async function runOnVersion(deps: RunDeps, data: RunJobData, inputs: JsonObject,
   // Declined by the sandbox, or stopped at its first async sys call: nothing of it was sent or kept.
   if ('declined' in ran) return { queue: ran.declined };
   if (waits) return { queue: 'waits' };
+  if (mayCommit && !(await mayCommit)) return { withdrawn: true };
   const fence = version === undefined ? undefined : { agentName: data.agentName, version };
   return commitRan(deps, data, start, ran, startedAt, fence);
 }

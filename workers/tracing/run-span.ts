@@ -37,11 +37,12 @@ export async function traceRun<T>(data: RunJobData, run: () => Promise<T>): Prom
 }
 
 /** Records how the run in the active run span ended: its result code, or the refusal's error code. */
-export function recordRunEnd(result: RunEnding | undefined | { queue: string }): void {
+export function recordRunEnd(result: RunEnding | undefined | { queue: string } | { withdrawn: true }): void {
   if (!tracingEnabled || !result) return;
   const span = trace.getSpan(context.active());
   if (!span) return;
   if ('queue' in result) span.setAttribute('agentexec.run.handed_to_worker', true);
+  else if ('withdrawn' in result) span.setAttribute('agentexec.run.withdrawn', true);
   else if (result.kind === 'response') span.setAttribute('agentexec.run.result_code', result.response.resultCode);
   else span.setAttribute('agentexec.run.refused', result.code);
 }
