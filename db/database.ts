@@ -16,6 +16,7 @@ import * as oneConversationIndex from './migrations/0010_one_conversation_index_
 import * as draftSecrets from './migrations/0011_draft_secrets.js';
 import * as callerLimits from './migrations/0012_caller_limits.js';
 import * as runListIndexes from './migrations/0013_run_list_indexes.js';
+import * as runTimeline from './migrations/0016_run_timeline.js';
 
 export type Db = Kysely<Database>;
 
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0011_draft_secrets': draftSecrets,
   '0012_caller_limits': callerLimits,
   '0013_run_list_indexes': runListIndexes,
+  '0016_run_timeline': runTimeline,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -5,6 +5,8 @@ import type { WebDeps } from './deps.js';
 import { adminRoutes } from './admin/admin.routes.js';
 import { limitsRoutes } from './admin/limits.routes.js';
 import { runListRoutes } from './admin/run-list.routes.js';
+import { runDetailRoutes } from './admin/run-detail.routes.js';
+import { queuesRoutes } from './admin/queues.routes.js';
 import { queueDashboard } from './admin/queue-dashboard.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { convRoutes } from './conv/conv.routes.js';
@@ -23,7 +25,7 @@ import { serveWebApp } from './web-app/web-app.js';
 
 /** The routers of each area, in the order the app tries them (exported for the test that every route is documented). */
 export function createRouters(deps: WebDeps): Router[] {
-  return [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps), limitsRoutes(deps), runListRoutes(deps), openApiRoutes(deps)];
+  return [opsRoutes(deps), authRoutes(deps), userRoutes(deps), execRoutes(deps), convRoutes(deps), devRoutes(deps), adminRoutes(deps), limitsRoutes(deps), runListRoutes(deps), runDetailRoutes(deps), queuesRoutes(deps), openApiRoutes(deps)];
 }
 
 /** The Koa application: middleware in order, then the routes of each area. */
