@@ -8,6 +8,7 @@ import { signInThroughForm } from './helpers/app-actions.js';
 import { openPage, saveFailureScreenshot, saveScreenshot, type WebPage } from './helpers/chromium.js';
 import { assertNoPageErrors, expectHidden, expectVisible } from './helpers/expect.js';
 import { waitFor } from '../helpers/wait.js';
+import { expectNoAxeViolations } from '../helpers/axe.js';
 import { startWebSuite, type WebSuite } from './helpers/web-suite.js';
 
 /** The console's Runs page (DESIGN §18): admins see every caller's runs, filtered and paged. */
@@ -87,6 +88,7 @@ describe('web app: runs (console)', function () {
     // Every form control of the page has a label.
     assert.equal(await page.evaluate(`[...document.querySelectorAll('main input, main select')].filter((e) => !e.labels || !e.labels.length).length`), 0);
     await saveScreenshot(page, 'console-runs');
+    await expectNoAxeViolations(page);
 
     await page.getByRole('button', { name: 'Older' }).click();
     await expectVisible(page.getByRole('button', { name: 'Newer' }));

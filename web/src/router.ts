@@ -7,7 +7,9 @@ export type Route =
   | { view: 'drafts' }
   | { view: 'draft'; draftid?: string }
   | { view: 'password' }
-  | { view: 'runs' };
+  | { view: 'runs' }
+  | { view: 'run'; runId: string }
+  | { view: 'queues' };
 
 export function parseRoute(path: string): Route {
   const conversation = /^\/c\/([0-9a-f-]{36})$/i.exec(path);
@@ -19,6 +21,9 @@ export function parseRoute(path: string): Route {
   if (draft) return { view: 'draft', draftid: decodeURIComponent(draft[1]!) };
   if (path === '/password') return { view: 'password' };
   if (path === '/runs') return { view: 'runs' };
+  const run = /^\/runs\/([0-9a-f-]{36})$/i.exec(path);
+  if (run) return { view: 'run', runId: run[1]!.toLowerCase() };
+  if (path === '/queues') return { view: 'queues' };
   return { view: 'search' };
 }
 
