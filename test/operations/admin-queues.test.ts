@@ -85,10 +85,15 @@ describe('admin: queues and workers, pausing intake', () => {
     for (const run of queued) assert.equal((await admin.adminGetRun(run.runId)).status, 'queued');
     const state = await admin.getQueues();
     assert.equal(state.shards.reduce((sum, shard) => sum + shard.waiting, 0), queued.length);
+    // An admin's cancel withdraws a queued run at once: it ends stopped, and no longer waits.
+    const [withdrawn, ...rest] = queued;
+    assert.equal(await admin.adminCancelRun(withdrawn!.runId), true);
+    assert.equal((await admin.adminGetRun(withdrawn!.runId)).resultCode, 'stopped');
+    assert.equal((await admin.getQueues()).shards.reduce((sum, shard) => sum + shard.waiting, 0), rest.length);
 
     const resumed = await admin.resumeQueues();
     assert.equal(resumed.paused, false);
-    for (const run of queued) assert.equal((await caller.wait(run.runId)).response?.resultCode, 'success');
+    for (const run of rest) assert.equal((await caller.wait(run.runId)).response?.resultCode, 'success');
   });
 
   it('leaves out a worker that stopped writing its status, and removes it', async () => {

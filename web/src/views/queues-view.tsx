@@ -109,6 +109,7 @@ export function QueuesView() {
             </table>
           </div>
           <h2 id="workers-heading">Workers</h2>
+          <p class="hint">Each worker reports every 2 seconds; one not heard of for 10 seconds is left out.</p>
           {!state.workers.length && <p>No worker is running: queued runs wait until one starts.</p>}
           {state.workers.length > 0 && (
             <div class="table-scroll">
