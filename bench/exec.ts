@@ -13,8 +13,8 @@ const execAgentPath = '/api/exec/execAgent';
 const cancelPath = '/api/exec/cancel';
 
 /** One non-streamed execAgent call; an HTTP error or another resultCode than `expected` throws. */
-export async function execAgent(client: ApiClient, body: ExecBody, expected: ResultCode = 'success'): Promise<ExecutionResponse> {
-  const answer = await client.post(execAgentPath, body);
+export async function execAgent(client: ApiClient, body: ExecBody, expected: ResultCode = 'success', headers?: Record<string, string>): Promise<ExecutionResponse> {
+  const answer = await client.post(execAgentPath, body, headers);
   if (answer.status !== 200) throw new Error(`execAgent ${body.agentName} answered HTTP ${answer.status}: ${answer.text.slice(0, 300)}`);
   const response = jsonOf<ExecutionResponse>(answer);
   if (response.resultCode !== expected) {

@@ -17,6 +17,7 @@ import { cancelLatency } from './scenarios/cancel.js';
 import { clientCost } from './scenarios/client-cost.js';
 import { conversationSequential, conversationShared } from './scenarios/conversation.js';
 import { helloConcurrent, helloPaired, helloSequential } from './scenarios/hello.js';
+import { helloKeyed } from './scenarios/hello-keyed.js';
 import { openStreams } from './scenarios/open-streams.js';
 import { streaming } from './scenarios/streaming.js';
 import { submitConcurrent, submitSequential } from './scenarios/submit.js';
@@ -42,7 +43,7 @@ const maxAgentRuntimeMs = 10_000;
 
 /** The scenarios to run: all, or the ones `--only` names (an unknown id stops the bench, naming the known ones). */
 function scenarios(profile: Profile, only: string[] | undefined): Scenario[] {
-  const all = [clientCost, helloSequential, helloPaired, helloConcurrent, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
+  const all = [clientCost, helloSequential, helloPaired, helloConcurrent, helloKeyed, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
   if (!only) return all;
   const unknown = only.filter((id) => !all.some((scenario) => scenario.id === id));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; the scenarios are ${all.map((scenario) => scenario.id).join(', ')}`);

@@ -70,7 +70,7 @@ export async function endWithoutRun(deps: EndWithoutRunDeps, end: RunToEnd, onSt
   if (rule.counted) void recordRunMetrics(deps.redis, prefix, response.resultCode);
   const recorded = await step('record', () => recordEndedRun(deps.db, data, response, reason), false);
   const turn = data.turn;
-  await step('turn', () => Promise.all([turn && leaveTurn(deps.redis, shardsOf(deps.config).prefixOf(data.convid), data.convid, turn), releaseRunSlot(deps.redis, prefix, data.caller, data.runId)]), undefined);
+  await step('turn', () => Promise.all([turn && leaveTurn(deps.redis, shardsOf(deps.config).prefixOf(data.convid), data.convid, turn), releaseRunSlot(deps.redis, shardsOf(deps.config), data.caller, data.runId)]), undefined);
   await step(
     'announce',
     async () => {

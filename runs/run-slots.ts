@@ -2,6 +2,7 @@ import type { RedisClient } from './redis-connection.js';
 import type { Principal } from '../shared/api.js';
 import { callerMinuteKey, callerName, callerRunsKey, callersInFlightKey, refusedCallersKey } from '../shared/channels.js';
 import { scriptCommand } from './redis-script.js';
+import type { Shards } from '../shared/shards.js';
 
 /**
  * The counts behind the limits per caller (DESIGN §16), in Redis so they hold across every web
@@ -10,9 +11,18 @@ import { scriptCommand } from './redis-script.js';
  * process for a run it answered itself or never queued, end-without-run.ts for a run ended in the
  * queue), and a run whose end was never heard (its worker died) falls out once past its score rather
  * than holding a place for ever. Runs started per minute are a counter per fixed one-minute window.
+ *
+ * A caller's counts live on one shard (DESIGN §17), chosen by a hash of the caller's name: with many
+ * callers, admission spreads over the shards as the runs do, and one caller's limit is still checked
+ * and taken in one script. callerLoad reads every shard's sets.
  */
 
 type Account = Pick<Principal, 'kind' | 'id'>;
+
+/** The key prefix of the shard that holds the caller's counts. */
+function callerPrefix(shards: Shards, caller: Account): string {
+  return shards.prefixOf(callerName(caller));
+}
 
 export const minuteMs = 60_000;
 
@@ -77,8 +87,9 @@ export type SlotAnswer =
  * unless either limit is reached: then nothing is taken and the refusal is counted for callerLoad.
  * `leftoverAfterMs`: how long the place may outlive a run whose end is never heard.
  */
-export async function takeRunSlot(redis: RedisClient, prefix: string, caller: Account, runId: string, limits: SlotLimits, leftoverAfterMs: number, now = Date.now()): Promise<SlotAnswer> {
+export async function takeRunSlot(redis: RedisClient, shards: Shards, caller: Account, runId: string, limits: SlotLimits, leftoverAfterMs: number, now = Date.now()): Promise<SlotAnswer> {
   const window = minuteWindow(now);
+  const prefix = callerPrefix(shards, caller);
   const [admitted, refusedBy, used, inFlight] = (await admitScript(
     redis,
     callerRunsKey(prefix, caller),
@@ -99,7 +110,8 @@ export async function takeRunSlot(redis: RedisClient, prefix: string, caller: Ac
 }
 
 /** Gives the run's place back (its run ended, or was never queued). Removing a place already gone does nothing. */
-export async function releaseRunSlot(redis: RedisClient, prefix: string, caller: Account, runId: string, now = Date.now()): Promise<void> {
+export async function releaseRunSlot(redis: RedisClient, shards: Shards, caller: Account, runId: string, now = Date.now()): Promise<void> {
+  const prefix = callerPrefix(shards, caller);
   await releaseScript(redis, callerRunsKey(prefix, caller), callersInFlightKey(prefix), runId, callerName(caller), now);
 }
 
@@ -116,22 +128,30 @@ export interface CallerLoadCount {
 const candidates = 100;
 
 /** The callers with the most runs in flight plus refusals in the last minute, most first. */
-export async function readCallerLoad(redis: RedisClient, prefix: string, top: number, now = Date.now()): Promise<CallerLoadCount[]> {
+export async function readCallerLoad(redis: RedisClient, shards: Shards, top: number, now = Date.now()): Promise<CallerLoadCount[]> {
   const window = minuteWindow(now);
-  const [inFlight, current, previous] = await Promise.all([
-    redis.zrevrange(callersInFlightKey(prefix), 0, candidates - 1),
-    redis.zrevrange(refusedCallersKey(prefix, window), 0, candidates - 1, 'WITHSCORES'),
-    redis.zrevrange(refusedCallersKey(prefix, window - 1), 0, candidates - 1, 'WITHSCORES'),
-  ]);
+  const perShard = await Promise.all(
+    shards.prefixes.map((prefix) =>
+      Promise.all([
+        redis.zrevrange(callersInFlightKey(prefix), 0, candidates - 1),
+        redis.zrevrange(refusedCallersKey(prefix, window), 0, candidates - 1, 'WITHSCORES'),
+        redis.zrevrange(refusedCallersKey(prefix, window - 1), 0, candidates - 1, 'WITHSCORES'),
+      ]),
+    ),
+  );
   // A sliding minute estimated from two fixed windows: the previous one weighted by how much of it is still within the minute.
   const previousWeight = 1 - (now - window * minuteMs) / minuteMs;
   const refused = new Map<string, number>();
-  for (let i = 0; i < current.length; i += 2) refused.set(current[i]!, Number(current[i + 1]));
-  for (let i = 0; i < previous.length; i += 2) refused.set(previous[i]!, (refused.get(previous[i]!) ?? 0) + Number(previous[i + 1]) * previousWeight);
+  const inFlight: string[] = [];
+  for (const [names, current, previous] of perShard) {
+    inFlight.push(...names);
+    for (let i = 0; i < current.length; i += 2) refused.set(current[i]!, (refused.get(current[i]!) ?? 0) + Number(current[i + 1]));
+    for (let i = 0; i < previous.length; i += 2) refused.set(previous[i]!, (refused.get(previous[i]!) ?? 0) + Number(previous[i + 1]) * previousWeight);
+  }
   const names = [...new Set([...inFlight, ...refused.keys()])];
   const accounts = names.map(parseCallerName);
   // Counted now (past leftovers excluded), not as last counted.
-  const counts = await Promise.all(accounts.map((account) => redis.zcount(callerRunsKey(prefix, account), `(${now}`, '+inf')));
+  const counts = await Promise.all(accounts.map((account) => redis.zcount(callerRunsKey(callerPrefix(shards, account), account), `(${now}`, '+inf')));
   return accounts
     .map((caller, i) => ({ caller, inFlight: counts[i]!, refused: Math.round(refused.get(names[i]!) ?? 0) }))
     .filter((load) => load.inFlight + load.refused > 0)

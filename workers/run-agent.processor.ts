@@ -51,7 +51,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
     const release = () => {
       if (released) return;
       released = true;
-      releaseRunSlot(deps.publisher, deps.config.queuePrefix, data.caller, data.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'run place not given back; it lapses'));
+      releaseRunSlot(deps.publisher, shardsOf(deps.config), data.caller, data.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'run place not given back; it lapses'));
     };
     try {
       const publish = createRunEventPublisher(deps.publisher, shardsOf(deps.config).prefixOf(data.runId), data, replayMs(deps));

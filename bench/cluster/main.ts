@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { createDb } from '../../db/database.js';
+import { insertServiceAccount } from '../../db/service-accounts.repository.js';
+import { generateServiceAccountKey } from '../../shared/service-account-key.js';
 import { createClient, type ApiClient } from '../client.js';
 import { execAgent } from '../exec.js';
 import { createFixture, dropDatabase } from '../fixture.js';
@@ -11,13 +14,16 @@ import { runConcurrent, runSequential, type LoadResult } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
 
 /**
- * `npm run bench:cluster [-- --calls N --in-flight N --shards 1,3]`: the product on a Redis Cluster (DESIGN §17), one
+ * `npm run bench:cluster [-- --calls N --in-flight N --shards 1,3 --callers N --by-command]`: the product on a Redis Cluster (DESIGN §17), one
  * web and one worker process with REDIS_CLUSTER=true and every call through the queue
  * (WEB_INLINE_RUNS=false), on the cluster .ci/redis-cluster starts (or BENCH_REDIS_CLUSTER_URL). For
  * calls one at a time and N in flight: calls/s, and from each master's INFO before and after, Redis
  * commands and Redis CPU per call and each master's share of the commands; for each REDIS_SHARDS of
  * `--shards` in turn (1 and 3: all of an installation's keys on one master, then spread over three);
- * beside a raw BullMQ job on the same cluster (bench/floor.ts). Writes bench/cluster-results.json.
+ * beside a raw BullMQ job on the same cluster (bench/floor.ts). The calls are made by `--callers`
+ * service accounts in turn (8; an installation serves many callers, and each caller's counts live on
+ * one shard). `--by-command` logs each master's busiest commands per phase. Writes
+ * bench/cluster-results.json.
  */
 
 const clusterUrl = process.env.BENCH_REDIS_CLUSTER_URL ?? 'redis://127.0.0.1:7101';
@@ -29,6 +35,8 @@ const agents = { hello: `export default async function (sys) { sys.say('hello ' 
 interface MasterCounters {
   commands: number;
   cpuSeconds: number;
+  /** Calls per command. */
+  perCommand: Map<string, number>;
 }
 
 interface PhaseResult {
@@ -46,7 +54,9 @@ interface PhaseResult {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { calls: { type: 'string' }, 'in-flight': { type: 'string' }, shards: { type: 'string' } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { calls: { type: 'string' }, 'in-flight': { type: 'string' }, shards: { type: 'string' }, callers: { type: 'string' }, 'by-command': { type: 'boolean' } } });
+  const callerCount = Number(values.callers ?? 8);
+  byCommand = values['by-command'] ?? false;
   const calls = Number(values.calls ?? 1000);
   const inFlight = Number(values['in-flight'] ?? 64);
   const shardCounts = (values.shards ?? '1,3').split(',').map(Number);
@@ -64,18 +74,19 @@ async function main(): Promise<void> {
   const results: PhaseResult[] = [];
   try {
     const fixture = await createFixture(databaseUrl, agents);
+    const bearerKeys = [fixture.bearerKey, ...(await addCallers(databaseUrl, callerCount - 1))];
     const processes: ProductProcess[] = [];
     teardown.add('stop web and worker', () => Promise.all(processes.map((p) => p.stop(15_000))));
     for (const shards of shardCounts) {
       const env = { REDIS_CLUSTER: 'true', WEB_INLINE_RUNS: 'false', REDIS_SHARDS: String(shards) };
       const stack = await startStack({ databaseUrl, redisUrl: clusterUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 60_000, env }, (p) => processes.push(p));
-      const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey });
-      const call = callOf(client);
+      const clients = bearerKeys.map((bearerKey) => createClient(stack.baseUrl, { bearerKey }));
+      const call = callOf(clients);
       await runSequential(200, call);
       const of = (phase: string) => `product, ${shards} shard${shards === 1 ? '' : 's'}, ${phase}`;
       results.push({ ...(await measure(of('one at a time'), masters, calls, () => runSequential(calls, call))), shards });
       results.push({ ...(await measure(of(`${inFlight} in flight`), masters, calls, () => runConcurrent(calls, inFlight, call))), shards });
-      client.close();
+      clients.forEach((client) => client.close());
       // Stopped before the next phase: its idle connections' commands would count against it.
       await Promise.all(processes.splice(0).map((p) => p.stop(15_000)));
     }
@@ -101,11 +112,29 @@ async function main(): Promise<void> {
   }
 }
 
-function callOf(client: ApiClient): (i: number) => Promise<void> {
+/** Call i is made by caller i mod the number of callers. */
+function callOf(clients: ApiClient[]): (i: number) => Promise<void> {
   return async (i) => {
-    await execAgent(client, { agentName: 'hello', inputs: { query: String(i) } });
+    await execAgent(clients[i % clients.length]!, { agentName: 'hello', inputs: { query: String(i) } });
   };
 }
+
+async function addCallers(databaseUrl: string, count: number): Promise<string[]> {
+  const db = createDb(databaseUrl, 1);
+  try {
+    const keys: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const key = generateServiceAccountKey();
+      await insertServiceAccount(db, { name: `bench-${i + 2}`, role: 'user', plan: 'free', keyId: key.keyId, keyHash: key.secretHash });
+      keys.push(key.key);
+    }
+    return keys;
+  } finally {
+    await db.destroy();
+  }
+}
+
+let byCommand = false;
 
 /** Runs `load` and reads every master's INFO before and after it. */
 async function measure(phase: string, masters: string[], calls: number, load: () => Promise<LoadResult>): Promise<PhaseResult> {
@@ -116,6 +145,13 @@ async function measure(phase: string, masters: string[], calls: number, load: ()
   const commands = masters.map((_, i) => after[i]!.commands - before[i]!.commands);
   const cpu = masters.reduce((sum, _, i) => sum + after[i]!.cpuSeconds - before[i]!.cpuSeconds, 0);
   const total = commands.reduce((a, b) => a + b, 0);
+  if (byCommand) {
+    masters.forEach((master, i) => {
+      const counted = [...after[i]!.perCommand].map(([name, n]) => [name, (n - (before[i]!.perCommand.get(name) ?? 0)) / calls] as const);
+      const busiest = counted.filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).slice(0, 30);
+      log(`  ${master}: ${busiest.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')} (per call)`);
+    });
+  }
   return {
     phase,
     calls,
@@ -134,13 +170,15 @@ async function readCounters(master: string): Promise<MasterCounters> {
   try {
     const stats = await node.info('commandstats');
     let commands = 0;
+    const perCommand = new Map<string, number>();
     for (const match of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
       if (match[1] === 'info' || match[1]!.startsWith('cluster')) continue;
       commands += Number(match[2]);
+      perCommand.set(match[1]!, Number(match[2]));
     }
     const cpu = await node.info('cpu');
     const seconds = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(cpu)?.[1] ?? 0);
-    return { commands, cpuSeconds: seconds('used_cpu_user') + seconds('used_cpu_sys') };
+    return { commands, cpuSeconds: seconds('used_cpu_user') + seconds('used_cpu_sys'), perCommand };
   } finally {
     node.disconnect();
   }

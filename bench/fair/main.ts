@@ -10,6 +10,7 @@ import { insertServiceAccount } from '../../db/service-accounts.repository.js';
 import { upsertWebhook } from '../../db/webhooks.repository.js';
 import { createClient, jsonOf, type ApiClient } from '../client.js';
 import { createFixture, dropDatabase } from '../fixture.js';
+import { openFloorRig, type FloorRig } from '../floor.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { delay, summarize, type LatencySummary } from '../stats.js';
@@ -22,8 +23,10 @@ import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
  * a second, caller C submits a run once a second whose webhook goes to a receiver that answers at once,
  * while A's receiver never answers. Reported in one run: B's wait p50/p99/max alone and under A's flood
  * (a call of a quick agent: its latency is its wait), C's webhook delay, and A's runs/s alone and under
- * the flood; beside the targets (B's p99 ≤ 1.5 × alone and max ≤ 1 s; C's webhook p99 ≤ 2 s). Writes
- * bench/fair-results.json.
+ * the flood; beside the targets (B's p99 ≤ 1.5 × alone and max ≤ 1 s; C's webhook p99 ≤ 2 s). Beside
+ * each of B's calls, the floor (bench/floor.ts: a raw BullMQ round trip on the same Redis) makes one
+ * round trip, alone and under the flood: its own p99 ratio is what the machine's two cores, saturated
+ * by A's flood, do to the least a queued call can cost. Writes bench/fair-results.json.
  */
 
 const redisUrl = 'redis://127.0.0.1:6379';
@@ -81,8 +84,23 @@ async function main(): Promise<void> {
       console.log(`A alone: ${aloneRate.toFixed(1)} runs/s`);
       return;
     }
+    const floor = await openFloorRig(redisUrl, `${queuePrefix}:floor`, 1);
+    teardown.add('close the floor', () => floor.close());
+    let floorTrips = 0;
+    const floorTrip = async () => {
+      const t0 = performance.now();
+      await floor.roundTrip(`f-${(floorTrips += 1)}`);
+      return performance.now() - t0;
+    };
+    for (let i = 0; i < 20; i++) await floorTrip();
+
     log('B alone');
-    const bAlone = await everySecond(20, () => callB(clientB, convid));
+    const floorAlone: number[] = [];
+    const bAlone = await everySecond(20, async () => {
+      const b = await callB(clientB, convid);
+      floorAlone.push(await floorTrip());
+      return b;
+    });
 
     log('A floods while B calls and C submits');
     let flooding = true;
@@ -94,10 +112,12 @@ async function main(): Promise<void> {
     const bUnder: number[] = [];
     const bRequestIds: string[] = [];
     const cDelays: number[] = [];
+    const floorUnder: number[] = [];
     const others = (async () => {
       while (flooding) {
         const tick = delay(1000);
         bUnder.push(await callB(clientB, convid, bRequestIds));
+        floorUnder.push(await floorTrip());
         void submitC(clientC, answering).then((ms) => cDelays.push(ms));
         await tick;
       }
@@ -111,6 +131,8 @@ async function main(): Promise<void> {
       bAlone: summarize(bAlone),
       bUnderFlood: summarize(bUnder),
       bUnderFloodPhases: await phasesOf(db, bRequestIds),
+      floorAlone: summarize(floorAlone),
+      floorUnderFlood: summarize(floorUnder),
       cWebhookDelay: summarize(cDelays),
       aRunsPerSecond: { alone: round(aloneRate), underFlood: round(floodRate) },
       hangingReceiverHeldAtOnce: hanging.mostOpen,
@@ -236,6 +258,8 @@ function formatReport(results: {
   bAlone: LatencySummary;
   bUnderFlood: LatencySummary;
   bUnderFloodPhases: { queued: LatencySummary; running: LatencySummary };
+  floorAlone: LatencySummary;
+  floorUnderFlood: LatencySummary;
   cWebhookDelay: LatencySummary;
   aRunsPerSecond: { alone: number; underFlood: number };
   hangingReceiverHeldAtOnce: number;
@@ -243,10 +267,13 @@ function formatReport(results: {
   const { bAlone, bUnderFlood, cWebhookDelay, aRunsPerSecond } = results;
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   const ratio = bUnderFlood.p99 / bAlone.p99;
+  const { floorAlone, floorUnderFlood } = results;
+  const floorRatio = floorUnderFlood.p99 / floorAlone.p99;
   return [
     `B's wait alone: p50 ${ms(bAlone.p50)} p99 ${ms(bAlone.p99)} max ${ms(bAlone.max)} (${bAlone.count} calls)`,
     `B's wait under A's flood: p50 ${ms(bUnderFlood.p50)} p99 ${ms(bUnderFlood.p99)} max ${ms(bUnderFlood.max)} (${bUnderFlood.count} calls) — p99 ${ratio.toFixed(2)} × alone (target ≤ 1.5 ×), max ≤ 1 s: ${ratio <= 1.5 && bUnderFlood.max <= 1000 ? 'met' : 'NOT met'}`,
     `  of which queued (submitted → started) p50 ${ms(results.bUnderFloodPhases.queued.p50)} max ${ms(results.bUnderFloodPhases.queued.max)}, running p50 ${ms(results.bUnderFloodPhases.running.p50)} max ${ms(results.bUnderFloodPhases.running.max)}`,
+    `the floor (a raw BullMQ round trip beside each of B's calls): alone p50 ${ms(floorAlone.p50)} p99 ${ms(floorAlone.p99)}; under A's flood p50 ${ms(floorUnderFlood.p50)} p99 ${ms(floorUnderFlood.p99)} max ${ms(floorUnderFlood.max)} — p99 ${floorRatio.toFixed(2)} × alone; B's ratio ÷ the floor's ${(ratio / floorRatio).toFixed(2)}`,
     `C's webhook delay while A's receiver hangs: p50 ${ms(cWebhookDelay.p50)} p99 ${ms(cWebhookDelay.p99)} max ${ms(cWebhookDelay.max)} (${cWebhookDelay.count}) — target p99 ≤ 2 s: ${cWebhookDelay.p99 <= 2000 ? 'met' : 'NOT met'}`,
     `A's runs/s: alone ${aRunsPerSecond.alone}, under the flood with B and C ${aRunsPerSecond.underFlood} (${(aRunsPerSecond.underFlood / aRunsPerSecond.alone).toFixed(2)} ×)`,
     `A's hanging receiver held at most ${results.hangingReceiverHeldAtOnce} deliveries at once`,

@@ -1,3 +1,4 @@
+import { shardsOf } from '../../shared/shards.js';
 import Router from '@koa/router';
 import { callerName } from '../../shared/channels.js';
 import { findAccountLabels } from '../../db/caller-limits.repository.js';
@@ -35,7 +36,7 @@ export function limitsRoutes(deps: WebDeps): Router {
 
   router.post('/callerLoad', ...adminOnly, async (ctx) => {
     validateBody(emptyBody, ctx);
-    const loads = await readCallerLoad(deps.redis, deps.config.queuePrefix, callerLoadTop);
+    const loads = await readCallerLoad(deps.redis, shardsOf(deps.config), callerLoadTop);
     const labels = await findAccountLabels(deps.db, loads.map((load) => load.caller));
     ctx.body = {
       callers: loads.map(({ caller, inFlight, refused }) => ({

@@ -11,7 +11,7 @@ import { cancelRuns } from './cancel.service.js';
 import type { WebDeps } from '../deps.js';
 import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
-import { claimIdempotencyKey, fingerprintRequest, releaseIdempotencyKey } from './idempotency.js';
+import { claimIdempotencyKey, fingerprintRequest, markIdempotentRunQueued, readIdempotencyClaim, releaseIdempotencyKey, type IdempotentRun } from './idempotency.js';
 import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
 import { admitRun, admitShortRun, releaseRun } from './run-admission.js';
 
@@ -57,36 +57,19 @@ export function runWaitLimitMs(deps: WebDeps): number {
 }
 
 /**
- * Runs an agent through the queue and resolves with its execution response (a non-streamed call).
- * Without an Idempotency-Key the run answers on this process's inbox; with one, the run is logged so
- * a retry on any web process can join it.
+ * Runs an agent and resolves with its execution response (a non-streamed call): a short run on a new
+ * conversation is answered by this process (WebDeps.inlineRuns), any other through the queue. Without
+ * an Idempotency-Key a queued run answers on this process's inbox; with one, the run is logged so a
+ * retry on any web process can join it.
  */
 export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse> {
-  if (call.idempotencyKey) {
-    const run = await launchLoggedRun(deps, call);
-    try {
-      return run.storedResponse ?? (await awaitLoggedEnd(deps, run));
-    } finally {
-      run.finished();
-    }
-  }
+  if (call.idempotencyKey) return executeKeyedCall(deps, call, call.idempotencyKey);
   // A run's id hashes to its conversation's shard (shared/shards.ts): it is found there by its id alone.
   const convid = call.body.convid ?? randomUUID();
   const runId = shardsOf(deps.config).runIdFor(convid);
-  // A run this process may answer itself is admitted without Redis when nothing needs counting there
-  // (run-admission.ts admitShortRun); `priority` is then undefined until it goes to the queue after all.
-  const short = mayRunInline(deps, call) ? await admitShortRun(deps, call.caller) : undefined;
-  let priority = short ? undefined : await admit(deps, call, runId);
-  const inline = await runInline(deps, call).catch((err: unknown) => {
-    if (priority !== undefined) releaseRun(deps, call.caller, runId);
-    throw err;
-  });
-  // Answered here: its place is given back now (the place is the call's, whatever id the inline run had).
-  if (inline) {
-    if (priority !== undefined) releaseRun(deps, call.caller, runId);
-    return inline;
-  }
-  priority ??= await admit(deps, call, runId);
+  const attempt = await tryShortRun(deps, call, runId);
+  if ('response' in attempt) return attempt.response;
+  const priority = attempt.priority ?? (await admit(deps, call, runId));
   const answer = createAnswer();
   // Listening starts before the job exists: pub/sub keeps nothing for late subscribers.
   const stopListening = deps.runEvents.listen(runId, (event) => settle(event, answer));
@@ -105,16 +88,69 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
 }
 
 /**
- * A new conversation's call answered by this process (WebDeps.inlineRuns), or undefined: queue it.
- * Background runs and draft validations always go through the queue.
+ * A call with an Idempotency-Key: the key is claimed first (one Redis command), then the run takes
+ * the same path as any other call, a short run answered here included, under the claimed ids, so a
+ * retry finds its record. A retry joins the run that holds the key.
  */
-async function runInline(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse | undefined> {
-  if (!mayRunInline(deps, call)) return undefined;
-  const data = runJobData(call, randomUUID(), randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
-  const result = await deps.inlineRuns.run(data, call.body.inputs ?? {});
-  if (result === 'queue') return undefined;
+async function executeKeyedCall(deps: WebDeps, call: ExecCall, key: string): Promise<ExecutionResponse> {
+  const claimed = await claimKey(deps, call, key, { inline: mayRunInline(deps, call) });
+  if ('joined' in claimed) return awaitJoinedRun(deps, claimed.joined);
+  const { runId, convid } = claimed.claim;
+  const release = () => releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
+  const attempt = await tryShortRun(deps, call, runId, { runId, convid }).catch(async (err: unknown) => {
+    // A refusal keeps nothing of the run: a retry may run it. Anything else may have kept it.
+    if (err instanceof AppError) await release();
+    throw err;
+  });
+  if ('response' in attempt) return attempt.response;
+  let run: LaunchedRun;
+  try {
+    if (claimed.claim.inlineSince !== undefined) await markIdempotentRunQueued(deps.redis, deps.config.queuePrefix, call.caller, key, claimed.claim);
+    run = await enqueueRun(deps, call, runId, attempt.priority ?? (await admit(deps, call, runId)), { kind: 'log' }, convid);
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return awaitJoinedRun(deps, run);
+}
+
+async function awaitJoinedRun(deps: WebDeps, run: LaunchedRun): Promise<ExecutionResponse> {
+  try {
+    return run.storedResponse ?? (await awaitLoggedEnd(deps, run));
+  } finally {
+    run.finished();
+  }
+}
+
+/**
+ * Tries the call as a short run answered by this process (a new conversation's call, not a draft or a
+ * background run), admitted as runAdmission.ts says. Answers its response, or the priority its run was
+ * admitted at for the queue (undefined: not admitted yet). `ids`: the run's ids when they are already
+ * promised (an Idempotency-Key's claim); otherwise the inline run has ids of its own, and the place it
+ * took is the call's whatever they are.
+ */
+async function tryShortRun(
+  deps: WebDeps,
+  call: ExecCall,
+  runId: string,
+  ids?: { runId: string; convid: string },
+): Promise<{ response: ExecutionResponse } | { priority: number | undefined }> {
+  if (!mayRunInline(deps, call)) return { priority: undefined };
+  // Admitted without Redis when nothing needs counting there (run-admission.ts admitShortRun).
+  const priority = (await admitShortRun(deps, call.caller)) ? undefined : await admit(deps, call, runId);
+  const data = runJobData(call, ids?.runId ?? randomUUID(), ids?.convid ?? randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
+  let result: Awaited<ReturnType<typeof deps.inlineRuns.run>>;
+  try {
+    result = await deps.inlineRuns.run(data, call.body.inputs ?? {});
+  } catch (err) {
+    if (priority !== undefined) releaseRun(deps, call.caller, runId);
+    throw err;
+  }
+  if (result === 'queue') return { priority };
+  // Answered here: its place is given back now.
+  if (priority !== undefined) releaseRun(deps, call.caller, runId);
   if (result.kind === 'refused') throw new AppError(result.code, result.message);
-  return result.response;
+  return { response: result.response };
 }
 
 function mayRunInline(deps: WebDeps, call: ExecCall): deps is WebDeps & { inlineRuns: NonNullable<WebDeps['inlineRuns']> } {
@@ -142,32 +178,81 @@ function createAnswer(): Answer {
 }
 
 /**
- * Starts a logged run (streamed calls, calls with an Idempotency-Key), or joins the one an earlier call
- * with the same key started. Throws before anything ran when the run cannot be queued.
+ * Starts a logged run (streamed calls, submits, calls with an Idempotency-Key), or joins the one an
+ * earlier call with the same key started. Throws before anything ran when the run cannot be queued.
  */
 export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<LaunchedRun> {
+  const key = call.idempotencyKey;
+  if (!key) {
+    const convid = call.body.convid ?? randomUUID();
+    const runId = shardsOf(deps.config).runIdFor(convid);
+    return enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
+  }
+  const claimed = await claimKey(deps, call, key, { inline: false });
+  if ('joined' in claimed) return claimed.joined;
+  const { runId, convid } = claimed.claim;
+  try {
+    return await enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
+  } catch (err) {
+    await releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * Claims the call's Idempotency-Key for a new run (its ids drawn here), or joins the run that holds
+ * it: with its stored response when it has ended. `inline`: the run will first be tried as a short run
+ * of this process, which a retry meanwhile waits for by its record (awaitShortRunRecord).
+ */
+async function claimKey(
+  deps: WebDeps,
+  call: ExecCall,
+  key: string,
+  { inline }: { inline: boolean },
+): Promise<{ claim: IdempotentRun } | { joined: LaunchedRun }> {
   const convid = call.body.convid ?? randomUUID();
   const runId = shardsOf(deps.config).runIdFor(convid);
-  const key = call.idempotencyKey;
-  if (key) {
-    const { stream: _stream, ...request } = call.body;
-    const claim = { runId, convid, agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
+  const { stream: _stream, ...request } = call.body;
+  const claim: IdempotentRun = { runId, convid, agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
+  if (inline) claim.inlineSince = Date.now();
+  for (;;) {
     const earlier = await claimIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key, claim);
-    if (earlier) {
-      const storedResponse = await findExecutionResponse(deps.db, earlier.runId);
-      const identity: RunIdentity = { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, caller: call.caller, requestId: call.requestId };
-      return { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, identity, storedResponse, finished: () => undefined };
-    }
-    try {
-      const priority = await admit(deps, call, runId);
-      return await enqueueRun(deps, call, runId, priority, { kind: 'log' }, claim.convid);
-    } catch (err) {
-      await releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
-      throw err;
-    }
+    if (!earlier) return { claim };
+    const identity: RunIdentity = { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, caller: call.caller, requestId: call.requestId };
+    const storedResponse = earlier.inlineSince !== undefined ? await awaitShortRunRecord(deps, call, key, earlier, identity) : await findExecutionResponse(deps.db, earlier.runId);
+    // The short run was refused and its key given back: this call claims it again.
+    if (storedResponse === 'released') continue;
+    return { joined: { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, identity, storedResponse, finished: () => undefined } };
   }
-  const priority = await admit(deps, call, runId);
-  return enqueueRun(deps, call, runId, priority, { kind: 'log' }, convid);
+}
+
+const shortRunPollMs = 20;
+
+/**
+ * A retry of a call whose run is being tried as a short run by the web process that claimed the key:
+ * such a run publishes nothing, and is over within one entry into its sandbox and its commit. Its
+ * stored response, undefined once the run went to the queue (its events are logged from then on), or
+ * 'released' when it was refused (nothing kept) and its key given back.
+ * A claim that stays a short run for longer than any run may last lost its web process: the run is
+ * given up as any lost run is (lost-runs.ts).
+ */
+async function awaitShortRunRecord(
+  deps: WebDeps,
+  call: ExecCall,
+  key: string,
+  claim: IdempotentRun,
+  run: RunIdentity,
+): Promise<ExecutionResponse | 'released' | undefined> {
+  const giveUpAt = claim.inlineSince! + runWaitLimitMs(deps);
+  for (;;) {
+    const stored = await findExecutionResponse(deps.db, claim.runId);
+    if (stored) return stored;
+    const now = await readIdempotencyClaim(deps.redis, deps.config.queuePrefix, call.caller, key);
+    if (now === undefined) return (await findExecutionResponse(deps.db, claim.runId)) ?? 'released';
+    if (now.runId !== claim.runId || now.inlineSince === undefined) return findExecutionResponse(deps.db, claim.runId);
+    if (Date.now() > giveUpAt) return recoverLostAnswer(deps, run);
+    await new Promise((resolve) => setTimeout(resolve, shortRunPollMs));
+  }
 }
 
 /**

@@ -19,6 +19,11 @@ export interface IdempotentRun {
   agentName: string;
   /** Keyed digest of the request (the inputs may hold passwords, so never the request itself). */
   fingerprint: string;
+  /**
+   * Set while the web process that claimed the key tries the run as a short run of its own (epoch ms):
+   * such a run publishes no events, so a retry meanwhile waits for its record (exec.service.ts).
+   */
+  inlineSince?: number;
 }
 
 /** The header's key, checked; undefined when the caller sent none. */
@@ -54,6 +59,18 @@ export async function claimIdempotencyKey(
     });
   }
   return earlier;
+}
+
+/** The run that holds the key now, if any. */
+export async function readIdempotencyClaim(redis: RedisClient, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, key: string): Promise<IdempotentRun | undefined> {
+  const text = await redis.get(idempotencyRecordKey(prefix, caller, key));
+  return text ? (JSON.parse(text) as IdempotentRun) : undefined;
+}
+
+/** Records that the key's run, tried as a short run and declined, goes to the queue (its events are logged from now on). */
+export async function markIdempotentRunQueued(redis: RedisClient, prefix: string, caller: Pick<Principal, 'kind' | 'id'>, key: string, run: IdempotentRun): Promise<void> {
+  const { inlineSince: _inlineSince, ...queued } = run;
+  await redis.set(idempotencyRecordKey(prefix, caller, key), JSON.stringify(queued), 'KEEPTTL', 'XX');
 }
 
 /** Frees the key of a call that could not be started, so its retry can run. */

@@ -1,3 +1,4 @@
+import { shardsOf } from '../../shared/shards.js';
 import type { Principal } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
 import { minuteMs, minuteWindow, releaseRunSlot, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
@@ -47,7 +48,7 @@ export async function admitRun(deps: WebDeps, caller: Pick<Principal, 'kind' | '
   const now = Date.now();
   let answer: SlotAnswer;
   try {
-    answer = await takeRunSlot(deps.redis, deps.config.queuePrefix, caller, runId, limits, leftoverAfterMs(deps), now);
+    answer = await takeRunSlot(deps.redis, shardsOf(deps.config), caller, runId, limits, leftoverAfterMs(deps), now);
   } catch (err) {
     // Redis unreachable: the limits cannot be counted, and the call is let through uncounted rather
     // than refused, so the short runs this process answers itself go on meanwhile (a queued run
@@ -88,5 +89,5 @@ function refusal(answer: Extract<SlotAnswer, { admitted: false }>, perMinute: nu
 
 /** Gives back a place taken for a run that will not run after all, or that this process ran itself. */
 export function releaseRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>, runId: string): void {
-  releaseRunSlot(deps.redis, deps.config.queuePrefix, caller, runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId }, 'run place not given back; it lapses'));
+  releaseRunSlot(deps.redis, shardsOf(deps.config), caller, runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId }, 'run place not given back; it lapses'));
 }

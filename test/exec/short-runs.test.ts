@@ -8,8 +8,8 @@ import { startStack, type Stack } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** execAgent with a request id of our own, so the run's log line can be found. */
-function call(stack: Stack, key: string, requestId: string, body: Record<string, unknown>) {
-  return post(stack.url, '/api/exec/execAgent', body, { key, headers: { 'X-Request-Id': requestId } });
+function call(stack: Stack, key: string, requestId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+  return post(stack.url, '/api/exec/execAgent', body, { key, headers: { 'X-Request-Id': requestId, ...headers } });
 }
 
 /** Where the run of `requestId` ended: 'web' (answered where the call arrived) or 'worker'. */
@@ -83,6 +83,35 @@ describe('short runs: answered by the web process that took the call', () => {
     const second = await call(stack, key, next, { agentName: agents.counter, convid: first.body.convid, inputs: { query: 'Ada' } });
     assert.deepEqual(second.body.output, [{ type: 'text', text: 'call 2 of Ada' }]);
     assert.equal(endedIn(stack, next), 'worker');
+  });
+
+  it('answers a call with an Idempotency-Key here too; its retries, at once or later, get that answer and run nothing', async () => {
+    const headers = { 'Idempotency-Key': `short-key-${process.pid}-${(counter += 1)}` };
+    const [id, concurrentId] = [requestId('counter'), requestId('counter')];
+    const [first, concurrent] = await Promise.all([
+      call(stack, key, id, { agentName: agents.counter, inputs: { query: 'Kay' } }, headers),
+      call(stack, key, concurrentId, { agentName: agents.counter, inputs: { query: 'Kay' } }, headers),
+    ]);
+    const later = await call(stack, key, requestId('counter'), { agentName: agents.counter, inputs: { query: 'Kay' } }, headers);
+    assert.equal(first.body.resultCode, 'success');
+    assert.deepEqual(first.body.output, [{ type: 'text', text: 'call 1 of Kay' }]);
+    assert.deepEqual(concurrent.body, first.body);
+    assert.deepEqual(later.body, first.body);
+    const ids = [id, concurrentId];
+    assert.ok(ids.some((one) => endedIn(stack, one) === 'web'), 'the run was answered by the web process');
+    const runs = await stack.runtime.db.selectFrom('executions').select('id').where('convid', '=', first.body.convid).execute();
+    assert.equal(runs.length, 1, 'one run');
+  });
+
+  it('queues a keyed call the web process declines under the ids it claimed: a retry joins it, one request upstream', async () => {
+    const before = requests;
+    const headers = { 'Idempotency-Key': `declined-key-${process.pid}-${(counter += 1)}` };
+    const ids = [requestId('fetcher'), requestId('fetcher')];
+    const [first, retry] = await Promise.all(ids.map((id) => call(stack, key, id, { agentName: agents.fetcher, inputs: {} }, headers)));
+    assert.equal(first!.body.resultCode, 'success');
+    assert.deepEqual(retry!.body, first!.body);
+    assert.equal(requests, before + 1);
+    assert.deepEqual(ids.map((id) => endedIn(stack, id)).filter(Boolean), ['worker'], 'one run, ended in a worker');
   });
 
   it('sends a run that waits on an async call to a worker before the call acts: one request upstream, not two', async () => {

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
+import { Redis } from 'ioredis';
 import { AgentexecClient, RateLimitedError } from '../../clients/typescript/src/index.js';
 import { post } from '../helpers/api.js';
 import { createAccount, createUser, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { runCli } from '../helpers/processes.js';
 import { startStack, type Stack } from '../helpers/stack.js';
 import { waitFor } from '../helpers/wait.js';
+import { callerName, callerRunsKey } from '../../shared/channels.js';
+import { shardsOf } from '../../shared/shards.js';
 
 /** Limits per caller (DESIGN §16) through the HTTP API, the command line and the client. */
 describe('limits per caller', () => {
@@ -191,5 +194,50 @@ describe('limits per caller', () => {
     await post(stack.url, '/api/exec/submit', { agentName: sleeper, inputs: { ms: 3000 } }, { key: account.key });
     const impatient = new AgentexecClient({ baseUrl: stack.url, apiKey: account.key, maxRetries: 0 });
     await assert.rejects(impatient.run(quick), (err: unknown) => err instanceof RateLimitedError && err.retryAfter === 1 && err.code === 'rateLimited');
+  });
+});
+
+describe('limits per caller over three shards (REDIS_SHARDS=3)', () => {
+  let stack: Stack;
+  let adminKey: string;
+  const sleeper = uniqueAgentName('sleeper');
+
+  before(async () => {
+    stack = await startStack({ MAX_AGENT_RUNTIME_MS: '10000', REDIS_SHARDS: '3' });
+    adminKey = (await createAccount(stack.runtime.db, 'admin')).key;
+    await publishAgent(stack.runtime.db, sleeper, `export default async (sys) => { await sys.sleep(1500); sys.say('slept'); }`);
+  });
+  after(() => stack.close());
+
+  it('keeps each caller’s counts on the shard its name hashes to, and callerLoad reads them all', async () => {
+    const shards = shardsOf(stack.config);
+    // One account on each shard.
+    const accounts: Awaited<ReturnType<typeof createAccount>>[] = [];
+    while (new Set(accounts.map((a) => shards.of(callerName({ kind: 'serviceAccount', id: a.id })))).size < 3) {
+      const account = await createAccount(stack.runtime.db);
+      const shard = shards.of(callerName({ kind: 'serviceAccount', id: account.id }));
+      if (!accounts.some((a) => shards.of(callerName({ kind: 'serviceAccount', id: a.id })) === shard)) accounts.push(account);
+    }
+    for (const account of accounts) {
+      assert.equal((await post(stack.url, '/api/admin/setLimits', { name: account.name, runsInFlight: 1 }, { key: adminKey })).status, 200);
+      const submit = () => post(stack.url, '/api/exec/submit', { agentName: sleeper }, { key: account.key });
+      assert.equal((await submit()).status, 202);
+      assert.equal((await submit()).status, 429, 'the limit holds on the caller’s shard');
+      const caller = { kind: 'serviceAccount' as const, id: account.id };
+      const redis = new Redis(stack.config.redisUrl);
+      try {
+        assert.equal(await redis.zcard(callerRunsKey(shards.prefixOf(callerName(caller)), caller)), 1, 'its run is counted on its shard');
+      } finally {
+        redis.disconnect();
+      }
+    }
+    const load = (await post(stack.url, '/api/admin/callerLoad', {}, { key: adminKey })).body.callers as { id: string; inFlight: number; refusedLastMinute: number }[];
+    for (const account of accounts) {
+      assert.deepEqual(load.filter((c) => c.id === account.id).map((c) => [c.inFlight, c.refusedLastMinute]), [[1, 1]]);
+    }
+    await waitFor(async () => {
+      const after = (await post(stack.url, '/api/admin/callerLoad', {}, { key: adminKey })).body.callers as { id: string; inFlight: number }[];
+      return accounts.every((account) => !after.some((c) => c.id === account.id && c.inFlight > 0));
+    }, 15_000, 'every place given back on its shard when the runs end');
   });
 });

@@ -309,16 +309,27 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
 
   /**
    * A run that ended unclean may have left code running in the isolate its caller's other runs
-   * share: if the isolate does not take a trivial task within `busyAfterEndMs`, it is disposed.
+   * share: if the isolate does not take a trivial task within `busyAfterEndMs` while it computed for
+   * at least half that time, it is disposed. An isolate that did not compute meanwhile was not busy
+   * but waiting for a core (its thread is niced, and a loaded machine can starve it for seconds):
+   * it is watched for another `busyAfterEndMs` instead of ending its caller's runs for the machine.
    */
   function watchBusy(tenancy: Tenancy): void {
     if (tenancy.watching) return;
     tenancy.watching = true;
     const { sandbox } = tenancy;
-    const timer = setTimeout(() => {
-      disposeSandboxIsolate(sandbox, `the sandbox was stopped: a run of agent ${sandbox.key.agentName} for this caller kept it busy for ${settings.busyAfterEndMs} ms after it ended`);
-      vacate(sandbox);
-    }, settings.busyAfterEndMs);
+    let timer: NodeJS.Timeout;
+    const arm = () => {
+      const cpuBefore = cpuTimeOf(sandbox);
+      timer = setTimeout(() => {
+        const cpuNow = cpuTimeOf(sandbox);
+        const computedMs = cpuBefore === undefined || cpuNow === undefined ? Number.POSITIVE_INFINITY : Number(cpuNow - cpuBefore) / 1e6;
+        if (computedMs < settings.busyAfterEndMs / 2) return arm();
+        disposeSandboxIsolate(sandbox, `the sandbox was stopped: a run of agent ${sandbox.key.agentName} for this caller kept it busy for ${settings.busyAfterEndMs} ms after it ended`);
+        vacate(sandbox);
+      }, settings.busyAfterEndMs);
+    };
+    arm();
     sandbox.isolate
       .compileScript('0')
       .then((script) => script.release(), () => {})
@@ -414,4 +425,13 @@ class KeyedLists<T> {
 
 function innerKey(key: TenancyKey): string {
   return `${key.memoryMb}\0${key.agentName}\0${key.tenant}`;
+}
+
+/** The isolate's CPU time so far (ns), or undefined once it is disposed. */
+function cpuTimeOf(sandbox: SandboxIsolate): bigint | undefined {
+  try {
+    return sandbox.isolate.isDisposed ? undefined : sandbox.isolate.cpuTime;
+  } catch {
+    return undefined;
+  }
 }
