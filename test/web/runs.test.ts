@@ -79,9 +79,8 @@ describe('web app: runs (console)', function () {
     const alphas = seeded.filter((s) => s.agent === alpha).map((s) => s.id);
     await page.getByLabel('Agent').fill(alpha);
     await page.getByRole('button', { name: 'Show runs' }).click();
-    await waitFor(async () => (await ids())[0] === alphas[0], 15_000, `the runs of ${alpha}`);
-    assert.equal(await rows.count(), 50);
-    assert.deepEqual(await ids(), alphas.slice(0, 50));
+    // The whole page, not its first row: the unfiltered page shown before may start with the same run.
+    await waitFor(async () => (await ids()).join() === alphas.slice(0, 50).join(), 15_000, `the runs of ${alpha}`);
     assert.deepEqual((await rows.nth(1).locator('td').allInnerTexts()).slice(1), [alpha, user.email, 'ask', '1.5 s']);
     const first = rows.first().locator('td');
     assert.deepEqual((await first.allInnerTexts()).slice(1), [alpha, service.name, 'success', '1.5 s']);
