@@ -1,28 +1,11 @@
 import { z } from 'zod';
 import * as api from '../../shared/api.schemas.js';
+import { timelineEntry } from '../../shared/run-timeline.js';
 
 /** Body of /api/admin/getRun and /api/admin/cancelRun. */
 export const adminRunBody = z.strictObject({ runId: z.uuid('must be a run id (a UUID)') });
 
 const at = z.iso.datetime();
-
-/** One entry of a run's timeline (shared/run-timeline.ts). */
-export const timelineEntry = z
-  .discriminatedUnion('kind', [
-    z.object({
-      kind: z.literal('fetch'),
-      at,
-      method: z.string(),
-      url: z.string().describe('Without its query or fragment; secret values masked.'),
-      status: z.number().int().nullable().describe('The HTTP status; null when the request failed.'),
-      error: z.string().nullable().describe('Why the request failed (no response).'),
-      durationMs: z.number().int().describe('From the call to the response headers (or the failure), waiting for a fetch slot included.'),
-    }),
-    z.object({ kind: z.literal('ask'), at, message: z.string() }),
-    z.object({ kind: z.literal('log'), at, text: z.string().describe('sys.log or console.log; secret values and password answers masked.') }),
-    z.object({ kind: z.literal('truncated'), at }).describe('The run did more than the 200 entries kept.'),
-  ])
-  .describe('What a run did, in order: each live sys.fetch, ask and log line (replayed calls are not repeated).');
 
 /** What /api/admin/getRun answers: any caller's run, queued, running or ended. */
 export const adminRunAnswer = z.object({
