@@ -69,6 +69,8 @@ const executionColumns = [
   'started_at',
   'finished_at',
   'duration_ms',
+  'timeline',
+  'trace_id',
 ] as const;
 
 /** `$from, …` for `count` parameters. */
@@ -146,6 +148,8 @@ const executionTypes: Record<(typeof executionColumns)[number], string> = {
   started_at: 'timestamptz',
   finished_at: 'timestamptz',
   duration_ms: 'int',
+  timeline: 'jsonb',
+  trace_id: 'text',
 };
 
 /**

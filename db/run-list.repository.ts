@@ -43,7 +43,8 @@ export interface RunListRow {
 
 /**
  * Ended runs, newest first by (started_at, id): at most `limit` after `after`. Each filter has an index
- * that leads with it and ends in (started_at desc, id desc) (migration 0013), so a page is one index
+ * that leads with it and ends in (started_at desc, id desc) (migration 0013; agent and result code
+ * together, 0017), so a page is one index
  * range read that stops after `limit` rows, however many runs there are.
  */
 export async function findRunPage(db: Db, filter: RunListFilter, page: RunPage): Promise<RunListRow[]> {

@@ -151,6 +151,10 @@ export interface ExecutionsTable {
   started_at: Date;
   finished_at: Date;
   duration_ms: number;
+  /** What the run fetched, asked and logged (shared/run-timeline.ts TimelineEntry[]); null when nothing. */
+  timeline: ColumnType<unknown, string | null | undefined, never>;
+  /** The run's OpenTelemetry trace id; null when the process did not trace. */
+  trace_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface DraftsTable {

@@ -23,6 +23,13 @@ export async function inChildSpan<T>(name: string, fn: () => Promise<T>, attribu
   });
 }
 
+/** The trace id of the active span (a run's trace, while it runs), or null without tracing. */
+export function activeTraceId(): string | null {
+  if (!tracingEnabled) return null;
+  const span = trace.getSpan(context.active());
+  return span ? span.spanContext().traceId : null;
+}
+
 /** Marks a span failed, naming the error's class and never its message (which may carry input or a URL). */
 export function markFailed(span: { setStatus: (s: { code: SpanStatusCode }) => void; setAttribute: (k: string, v: string) => void }, err: unknown): void {
   span.setStatus({ code: SpanStatusCode.ERROR });

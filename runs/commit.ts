@@ -9,7 +9,8 @@ import type { ConversationRunWriter } from './conversation-run-writer.js';
 import type { FirstRunWriter } from './first-run-writer.js';
 import type { NewPause } from '../db/paused-asks.repository.js';
 import { conversationChanged, versionMoved, type RunAgain, type RunEnding } from './run-endings.js';
-import { inChildSpan } from './child-span.js';
+import { activeTraceId, inChildSpan } from './child-span.js';
+import type { TimelineEntry } from '../shared/run-timeline.js';
 
 /**
  * The commit of a run (DESIGN §11): what the run changed and its execution record, in one statement
@@ -32,6 +33,8 @@ export interface RunRecord {
   response: ExecutionResponse;
   /** inputs.query of a new prompt (kept as the turn's query); null or undefined otherwise. */
   query?: string | null;
+  /** What the run fetched, asked and logged (the console's Run page). */
+  timeline?: readonly TimelineEntry[];
 }
 
 /**
@@ -131,5 +134,8 @@ function executionRow(data: RunJobData, record: RunRecord): NewExecution {
     started_at: startedAt,
     finished_at: finishedAt,
     duration_ms: Math.max(0, finishedAt.getTime() - startedAt.getTime()),
+    timeline: record.timeline?.length ? JSON.stringify(record.timeline) : null,
+    // Made within the run's trace (runs/ code runs in the worker's run span): the console links to it.
+    trace_id: activeTraceId(),
   };
 }

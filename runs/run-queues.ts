@@ -28,3 +28,8 @@ export function openRunQueues(shards: Shards, connection: ConnectionOptions, onE
     close: () => Promise.all(all.map((queue) => queue.close())).then(() => undefined),
   };
 }
+
+/** Whether intake is paused (an admin paused the run queues: server/admin/queues.service.ts). */
+export async function isIntakePaused(queues: RunQueues): Promise<boolean> {
+  return (await Promise.all(queues.all.map((queue) => queue.isPaused()))).some(Boolean);
+}

@@ -8,6 +8,8 @@ import { scheduleRoutes } from './admin/schedules.routes.js';
 import { runListRoutes } from './admin/run-list.routes.js';
 import { accountsRoutes } from './admin/accounts.routes.js';
 import { webhookLogRoutes } from './admin/webhook-log.routes.js';
+import { runDetailRoutes } from './admin/run-detail.routes.js';
+import { queuesRoutes } from './admin/queues.routes.js';
 import { queueDashboard } from './admin/queue-dashboard.js';
 import { authRoutes } from './auth/auth.routes.js';
 import { convRoutes } from './conv/conv.routes.js';
@@ -39,6 +41,8 @@ export function createRouters(deps: WebDeps): Router[] {
     runListRoutes(deps),
     accountsRoutes(deps),
     webhookLogRoutes(deps),
+    runDetailRoutes(deps),
+    queuesRoutes(deps),
     openApiRoutes(deps),
   ];
 }

@@ -34,6 +34,11 @@ export function readinessKey(prefix: string): string {
   return `${prefix}:readiness`;
 }
 
+/** Hash of each live worker process's status (runs/worker-status.ts), by worker id. */
+export function workerStatusKey(prefix: string): string {
+  return `${prefix}:workers`;
+}
+
 /** Pub/sub channel every worker listens on for cancels. */
 export function controlChannel(prefix: string): string {
   return `${prefix}:control`;

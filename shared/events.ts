@@ -29,4 +29,6 @@ export type ControlMessage =
   /** A call on this conversation ended in another process: the next one may start. */
   | { type: 'turn'; convid: string }
   /** An agent name's secrets changed: workers read them again (the message names no secret). */
-  | { type: 'secrets'; agentName: string };
+  | { type: 'secrets'; agentName: string }
+  /** An admin paused or resumed the run queues' intake: a web process then runs no call itself either. */
+  | { type: 'intake'; paused: boolean };

@@ -24,6 +24,7 @@ import { createContextPool } from './sandbox/context-pool.js';
 import { setAgentThreadNice } from './sandbox/isolate-threads.js';
 import { subscribeToControl } from './control-channel.js';
 import { openRedis } from '../runs/redis-connection.js';
+import { isIntakePaused, openRunQueues } from '../runs/run-queues.js';
 
 export interface InlineRunsDeps {
   config: Config;
@@ -63,9 +64,13 @@ export async function startInlineRuns(
   redis.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs redis connection error'));
   const secrets = createAgentSecretsCache(deps.box);
   // Agent secrets are cached like a worker's, and dropped when the control channel says they changed.
+  // While an admin has paused intake, calls go to the (paused) queue instead of running here.
+  let intakePaused = false;
   const subscriber = await subscribeToControl(config, prefix, logger, (message) => {
     if (message.type === 'secrets') secrets.drop(message.agentName);
+    else if (message.type === 'intake') intakePaused = message.paused;
   });
+  intakePaused = await readIntakePaused(config, logger);
   // Each context in an isolate of its own (run-sandbox.ts), ~2 MB: fewer kept than a worker keeps, as this process serves calls first.
   setAgentThreadNice(config.agentThreadNice);
   const isolates = createContextPool({ maxIdle: maxIdleContexts });
@@ -88,7 +93,7 @@ export async function startInlineRuns(
     async run(data, inputs, mayCommit) {
       // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
       const late = lag.lateMs() > maxLateMs;
-      if (!admission.admits(data.agentName, late)) return 'queue';
+      if (intakePaused || !admission.admits(data.agentName, late)) return 'queue';
       const started = performance.now();
       const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };
       const result = await traceRun(data, async () => {
@@ -120,4 +125,17 @@ export async function startInlineRuns(
       redis.disconnect();
     },
   };
+}
+
+/** Whether intake is paused as this process starts, on a connection of its own for the moment (BullMQ loads its scripts on the one it is given). */
+async function readIntakePaused(config: Config, logger: Logger): Promise<boolean> {
+  const connection = openRedis(config, { maxRetriesPerRequest: 1 });
+  connection.on('error', (err) => logger.warn({ err: String(err) }, 'inline runs redis connection error'));
+  const queues = openRunQueues(shardsOf(config), connection, () => undefined);
+  try {
+    return await isIntakePaused(queues);
+  } finally {
+    await queues.close();
+    connection.disconnect();
+  }
 }

@@ -7,9 +7,9 @@ const checkEveryMs = 250;
 /**
  * Memory, not a count, is what limits how many runs a worker holds (DESIGN §11): above
  * `budgetMb` of RSS the worker (each of its shards' queues) takes no new job (the running ones go on) until it is below again.
- * Returns the function that stops watching.
+ * Returns what stops watching, and whether the worker is over its budget now.
  */
-export function applyMemoryBackpressure(workers: readonly Worker[], budgetMb: number, logger: Logger): () => void {
+export function applyMemoryBackpressure(workers: readonly Worker[], budgetMb: number, logger: Logger): { stop(): void; overBudget(): boolean } {
   const budget = budgetMb * 1024 * 1024;
   let paused = false;
   const timer = setInterval(() => {
@@ -25,5 +25,5 @@ export function applyMemoryBackpressure(workers: readonly Worker[], budgetMb: nu
     }
   }, checkEveryMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return { stop: () => clearInterval(timer), overBudget: () => paused };
 }

@@ -27,6 +27,8 @@ import { subscribeToControl } from './control-channel.js';
 import { applyFetchWindow, defaultFetchAhead, type FetchWindow } from './fetch-window.js';
 import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 import { openRedis } from '../runs/redis-connection.js';
+import { newWorkerId, startWorkerStatus } from '../runs/worker-status.js';
+import { hostname } from 'node:os';
 
 export interface WorkerDeps {
   config: Config;
@@ -66,7 +68,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const subscriber = await subscribeToControl(config, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
     else if (message.type === 'secrets') secrets.drop(message.agentName);
-    else turns.wake(message.convid);
+    else if (message.type === 'turn') turns.wake(message.convid);
   });
 
   const connection = openRedis(config, { maxRetriesPerRequest: null });
@@ -74,15 +76,18 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   // One BullMQ worker per shard's queue (DESIGN §17), sharing the fetch window and the start gate: the
   // runs held and started are the process's, in their fair order whatever shard they came from.
   let windows: FetchWindow[] = [];
+  let runsInFlight = 0;
   const workers = shardsOf(config).prefixes.map(
     (shardPrefix, shard) =>
       new Worker<RunJobData>(
         runQueueName,
         async (job, token, signal) => {
           windows[shard]?.started();
+          runsInFlight += 1;
           try {
             return await processor(job, token, signal);
           } finally {
+            runsInFlight -= 1;
             windows[shard]?.ended();
           }
         },
@@ -106,11 +111,29 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
     worker.on('error', (err) => logger.error({ err }, 'worker error'));
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
-  const stopBackpressure = applyMemoryBackpressure(workers, config.workerMemoryMb, logger);
+  const backpressure = applyMemoryBackpressure(workers, config.workerMemoryMb, logger);
+  const id = newWorkerId();
+  const startedAt = new Date().toISOString();
+  let closing = false;
+  const status = startWorkerStatus(publisher, prefix, () => ({
+    id,
+    host: hostname(),
+    pid: process.pid,
+    startedAt,
+    seenAt: new Date().toISOString(),
+    runsInFlight,
+    concurrency: config.workerConcurrency,
+    rssMb: Math.round(process.memoryUsage.rss() / 1048576),
+    memoryBudgetMb: config.workerMemoryMb,
+    takingRuns: !closing && !backpressure.overBudget(),
+  }));
   return {
     async close() {
-      stopBackpressure();
+      // Shown as taking no run while its runs finish, then gone.
+      closing = true;
+      backpressure.stop();
       await Promise.all(workers.map((worker) => worker.close()));
+      await status.stop();
       sessions.close();
       isolates.clear();
       connection.disconnect();

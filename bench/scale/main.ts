@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createDb } from '../../db/database.js';
+import { createDb, ensureDatabase, migrateToLatest } from '../../db/database.js';
 import { createLogger } from '../../shared/logger.js';
 import { systemClock } from '../../shared/clock.js';
 import { sweepExpired } from '../../workers/maintenance/retention-sweep.js';
@@ -14,13 +14,15 @@ import { freePort, startStack } from '../stack.js';
 import { summarize, type LatencySummary } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
 import { countRows, insertBulkConversations } from './bulk-data.js';
+import { formatRunListReport, insertBulkExecutions, timeRunList } from './run-list.js';
 
 /**
  * `npm run bench:scale [-- --quick]`: what a large database costs a call. Starting a conversation and
  * resuming one at an ask are timed on an empty database, then again with 1,000,000 conversations of
  * which 100,000 are paused (ratio = full / empty); then while the retention sweep deletes the expired
  * ones (about 30%), calls are timed again, to show the sweep does not hold them up. Writes
- * bench/scale-results.json.
+ * bench/scale-results.json. With `--run-list`, the console's list of runs instead (run-list.ts):
+ * writes bench/scale-run-list-results.json.
  */
 
 const projectRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -39,8 +41,9 @@ interface Timings {
 }
 
 async function main(): Promise<number> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { quick: { type: 'boolean' } } });
+  const { values } = parseArgs({ args: process.argv.slice(2), options: { quick: { type: 'boolean' }, 'run-list': { type: 'boolean' } } });
   const quick = values.quick === true;
+  if (values['run-list']) return benchRunList(quick);
   const counts = quick ? { conversations: 100_000, paused: 10_000 } : { conversations: 1_000_000, paused: 100_000 };
   const calls = quick ? 100 : 300;
   const tag = `${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
@@ -96,6 +99,40 @@ async function main(): Promise<number> {
     return 0;
   } catch (err) {
     log(`scale bench could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return 2;
+  } finally {
+    for (const line of await teardown.run()) log(`  ${line}`);
+  }
+}
+
+/** The run-list mode: a database of its own, 1,000 execution records then 1,000,000 (100,000 with --quick). */
+async function benchRunList(quick: boolean): Promise<number> {
+  const sizes = { small: 1_000, large: quick ? 100_000 : 1_000_000 };
+  const rounds = 300;
+  const databaseUrl = `${postgresUrl}/agentexec_scale_runs_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
+  const teardown = createTeardown();
+  cleanUpOnInterrupt(teardown, log);
+  teardown.add(`drop database ${new URL(databaseUrl).pathname.slice(1)}`, () => dropDatabase(databaseUrl));
+  try {
+    await ensureDatabase(databaseUrl);
+    const db = createDb(databaseUrl, 2);
+    teardown.add('close the database pool', () => db.destroy());
+    await migrateToLatest(db);
+    log(`▸ ${sizes.small} execution records`);
+    await insertBulkExecutions(db, 1, sizes.small);
+    const small = await timeRunList(db, rounds);
+    log(`▸ filling to ${sizes.large} execution records`);
+    const fillStarted = performance.now();
+    await insertBulkExecutions(db, sizes.small + 1, sizes.large);
+    const fillSeconds = (performance.now() - fillStarted) / 1000;
+    log(`  filled in ${fillSeconds.toFixed(0)} s`);
+    const large = await timeRunList(db, rounds);
+    const ratios = Object.fromEntries(Object.keys(small).map((name) => [name, large[name]!.p50 / small[name]!.p50]));
+    writeFileSync(`${projectRoot}bench/scale-run-list-results.json`, `${JSON.stringify({ sizes, rounds, fillSeconds, small, large, ratios }, null, 2)}\n`);
+    process.stdout.write(`${formatRunListReport(small, large, sizes)}\n`);
+    return Object.values(ratios).every((ratio) => ratio <= 2) ? 0 : 1;
+  } catch (err) {
+    log(`run-list bench could not finish: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return 2;
   } finally {
     for (const line of await teardown.run()) log(`  ${line}`);

@@ -18,6 +18,16 @@ export type CancelTarget = { convid: string } | { requestId: string } | { runId:
 export async function cancelRuns(deps: WebDeps, caller: Principal, target: CancelTarget): Promise<boolean> {
   const prefix = deps.config.queuePrefix;
   const runIds = 'runId' in target ? await ownRunGoingOn(deps, caller, target.runId) : await findActiveRuns(deps.redis, prefix, caller, target);
+  return stopRuns(deps, runIds);
+}
+
+/** Stops a run whoever called it (the console's Cancel, for admins); true when it was still going. */
+export async function cancelAnyRun(deps: WebDeps, runId: string): Promise<boolean> {
+  return stopRuns(deps, [runId]);
+}
+
+async function stopRuns(deps: WebDeps, runIds: readonly string[]): Promise<boolean> {
+  const prefix = deps.config.queuePrefix;
   let cancelled = false;
   for (const runId of runIds) {
     const job = await Job.fromId<RunJobData>(deps.runQueues.of(runId), runId);

@@ -7,6 +7,8 @@ import { listRunsBody, runListAnswer } from '../admin/run-list.schemas.js';
 import { deleteScheduleAnswer, listSchedulesAnswer, scheduleNameBody, setScheduleAnswer, setScheduleBody } from '../admin/schedules.schemas.js';
 import { accountListAnswer, createdUserAnswer, createServiceAccountBody, createUserBody, deletedServiceAccountAnswer, serviceAccountBody, serviceAccountKeyAnswer, setRoleAnswer, setRoleBody } from '../admin/accounts.schemas.js';
 import { deliveryPageAnswer, listDeliveriesBody, redeliverAnswer, redeliverBody, webhookListAnswer } from '../admin/webhook-log.schemas.js';
+import { adminRunAnswer, adminRunBody } from '../admin/run-detail.schemas.js';
+import { queuesAnswer } from '../admin/queues.schemas.js';
 import { createPasswordBody, emailCodeBody, emptyBody, loginBody } from '../auth/auth.schemas.js';
 import { getBody, listBody, pinBody } from '../conv/conv.schemas.js';
 import { draftBody, listAgentsBody, saveDraftBody, validateDraftBody } from '../dev/dev.schemas.js';
@@ -499,6 +501,53 @@ export const endpoints: readonly Endpoint[] = [
     access: admins,
     request: listRunsBody,
     response: runListAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/getRun',
+    operationId: 'adminGetRun',
+    summary: "Any caller's run, queued, running or ended: its record, output, error, trace id and timeline",
+    description:
+      'The timeline lists what the run did, in order: each sys.fetch (method, URL without its query, status or error, time to the response headers), each ask and each log line, secret values and password answers masked. It is kept with the execution record, so it is empty while the run is queued or running.',
+    access: admins,
+    request: adminRunBody,
+    response: adminRunAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/cancelRun',
+    operationId: 'adminCancelRun',
+    summary: "Stops any caller's queued or running run; it ends stopped (cancelled false when it had ended already)",
+    access: admins,
+    request: adminRunBody,
+    response: api.cancelAnswer,
+    errors: ['notFound'],
+  },
+  {
+    method: 'post',
+    path: '/api/admin/getQueues',
+    summary: "Each shard's run queue (waiting, running, delayed, paused) and each live worker (runs in flight, memory, whether it takes new runs)",
+    access: admins,
+    request: emptyBody,
+    response: queuesAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/pauseQueues',
+    summary: 'Pauses intake: no queued run starts (on any shard, in any worker) until resumed; running runs go on, calls are still queued',
+    description: 'Web processes answering short runs themselves queue them instead while intake is paused. Answers as getQueues.',
+    access: admins,
+    request: emptyBody,
+    response: queuesAnswer,
+  },
+  {
+    method: 'post',
+    path: '/api/admin/resumeQueues',
+    summary: 'Resumes intake: queued runs start again, in their order',
+    access: admins,
+    request: emptyBody,
+    response: queuesAnswer,
   },
   // Operations (README: Operations).
   { method: 'get', path: '/healthz', summary: 'Liveness: the process answers', access: anyone, response: api.liveness },

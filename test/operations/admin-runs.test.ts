@@ -177,5 +177,10 @@ describe('admin: list of runs', () => {
         assert.match(plan, new RegExp(`Index Scan using ${index}`), plan);
       }
     }
+    // Agent and result code together read their own index (migration 0017), not the agent's runs one by
+    // one; with a few hundred matches here the planner may sort them, which is cheap at that size.
+    const plan = (await selectRunPage(db, { agentName: 'bulk-7', resultCode: 'stopped' }, { limit: 51 }).explain()).map((row) => String(row['QUERY PLAN'])).join('\n');
+    assert.match(plan, /Index Scan on executions_agent_result_started_idx|Index Scan using executions_agent_result_started_idx/, plan);
+    assert.doesNotMatch(plan, /Seq Scan on executions/, plan);
   });
 });

@@ -165,6 +165,20 @@ describe('/api/openapi.json', () => {
     const refused = await post(stack.url, '/api/admin/listRuns', { limit: 0 }, { key: adminKey });
     assert.equal(refused.status, 400);
     assertDocumented('/api/admin/listRuns', refused);
+    const run = await post(stack.url, '/api/admin/getRun', { runId: runs.body.runs[0].runId }, { key: adminKey });
+    assert.equal(run.body.status, 'ended');
+    assertDocumented('/api/admin/getRun', run);
+    const unknown = await post(stack.url, '/api/admin/getRun', { runId: randomUUID() }, { key: adminKey });
+    assert.equal(unknown.status, 404);
+    assertDocumented('/api/admin/getRun', unknown);
+    assertDocumented('/api/admin/cancelRun', await post(stack.url, '/api/admin/cancelRun', { runId: runs.body.runs[0].runId }, { key: adminKey }));
+    const queues = await post(stack.url, '/api/admin/getQueues', {}, { key: adminKey });
+    assert.ok(queues.body.workers.length > 0 && queues.body.shards.length > 0);
+    assertDocumented('/api/admin/getQueues', queues);
+    const paused = await post(stack.url, '/api/admin/pauseQueues', {}, { key: adminKey });
+    assert.equal(paused.body.paused, true);
+    assertDocumented('/api/admin/pauseQueues', paused);
+    assertDocumented('/api/admin/resumeQueues', await post(stack.url, '/api/admin/resumeQueues', {}, { key: adminKey }));
   });
 
   it('describes the console’s accounts, secrets and webhook endpoints, with entries in them', async () => {

@@ -89,6 +89,7 @@ describe('OpenTelemetry traces', function () {
   let url: string;
   let key: string;
   let accountName: string;
+  let admin: string;
   const apiKey = `sk-trace-${randomBytes(12).toString('hex')}`;
   const query = `query-${randomBytes(6).toString('hex')}`;
   const pin = `pin-${randomBytes(6).toString('hex')}`;
@@ -103,7 +104,7 @@ describe('OpenTelemetry traces', function () {
     const account = await createAccount(db);
     key = account.key;
     accountName = account.name;
-    const admin = (await createAccount(db, 'admin')).key;
+    admin = (await createAccount(db, 'admin')).key;
     await publishAgent(
       db,
       chat,
@@ -210,6 +211,9 @@ describe('OpenTelemetry traces', function () {
     assert.ok(line, 'the run’s end logged');
     assert.equal(JSON.parse(line).trace_id, run.traceId);
     assert.equal(JSON.parse(line).span_id, run.spanId);
+    // The console's Run page names the same trace.
+    const detail = await post(url, '/api/admin/getRun', { runId }, { key: admin });
+    assert.equal(detail.body.traceId, run.traceId);
   });
 
   it('traces an ask and its answer as two runs, the ask a child of the first', async () => {

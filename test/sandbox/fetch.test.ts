@@ -289,7 +289,7 @@ describe('sandbox sys.fetch limits', () => {
         await Promise.all(first);
         sys.say((await waiting).text);
       }`,
-      { ...allowLoopback, onLog: (line) => line.includes('slept') && release() },
+      { ...allowLoopback, onTimeline: (entry) => entry.kind === 'log' && entry.text.includes('slept') && release() },
     );
     assert.deepEqual(texts(outcome), ['late but in time']);
   });

@@ -56,7 +56,7 @@ describe('sandbox replay', () => {
         httpAllow: ['127.0.0.1'],
         journal,
         onPart: (part) => seen.parts.push(part),
-        onLog: (line) => seen.logs.push(line),
+        onTimeline: (entry) => entry.kind === 'log' && seen.logs.push(entry.text),
         ...overrides,
       }),
     );

@@ -126,7 +126,7 @@ describe('sandbox result codes', () => {
         const controller = new AbortController();
         let running = false;
         const code = await compile(`export default async function (sys) { sys.log('running'); ${body} }`);
-        const outcome = runSandbox(makeRun(code, { signal: controller.signal, maxRuntimeMs: 10_000, onLog: () => (running = true) }));
+        const outcome = runSandbox(makeRun(code, { signal: controller.signal, maxRuntimeMs: 10_000, onTimeline: () => (running = true) }));
         await waitFor(() => running, 'the agent to start');
         const abortedAt = Date.now();
         controller.abort();

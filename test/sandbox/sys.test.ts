@@ -105,7 +105,7 @@ describe('sandbox sys', () => {
       {
         onPart: (part) => events.push(`part:${part.type === 'text' ? part.text : part.type}`),
         onDelta: (text) => events.push(`delta:${text}`),
-        onLog: (line) => events.push(`log:${line}`),
+        onTimeline: (entry) => entry.kind === 'log' && events.push(`log:${entry.text}`),
       },
     );
     assert.deepEqual(outcome.output, [
@@ -119,7 +119,7 @@ describe('sandbox sys', () => {
     const lines: string[] = [];
     await runAgent(
       `export default async function (sys) { sys.log('count', 3, { a: [1] }, null, undefined); console.log('via console'); }`,
-      { onLog: (line) => lines.push(line) },
+      { onTimeline: (entry) => entry.kind === 'log' && lines.push(entry.text) },
     );
     assert.deepEqual(lines, ['count 3 {"a":[1]} null undefined', 'via console']);
   });

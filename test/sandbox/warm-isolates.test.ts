@@ -1,3 +1,4 @@
+import type { TimelineEntry } from '../../shared/run-timeline.js';
 import assert from 'node:assert/strict';
 import type { Answers, JsonObject, OutputPart } from '../../shared/api.js';
 import { createContextPool, type ContextPool } from '../../workers/sandbox/context-pool.js';
@@ -178,7 +179,7 @@ describe('sandbox warm isolates', () => {
     const controller = new AbortController();
     let said = false;
     let sleeping = false;
-    const stopped = run(code, { inputs: { mode: 'sleep' }, signal: controller.signal, onPart: () => (said = true), onLog: () => (sleeping = true) });
+    const stopped = run(code, { inputs: { mode: 'sleep' }, signal: controller.signal, onPart: () => (said = true), onTimeline: () => (sleeping = true) });
     await waitFor(() => sleeping, 'the run to sleep in the warm context');
     // The sleep call reaches the host in the I/O phase of a turn of its event loop, after the log line.
     await new Promise((resolve) => setImmediate(resolve));
@@ -223,7 +224,7 @@ describe('sandbox warm isolates', () => {
         const code = await compile(leftoverAgent);
         const live: string[] = [];
         const logs: string[] = [];
-        const seen = { onPart: (part: OutputPart) => live.push(part.type === 'text' ? part.text : part.type), onLog: (line: string) => logs.push(line) };
+        const seen = { onPart: (part: OutputPart) => live.push(part.type === 'text' ? part.text : part.type), onTimeline: (entry: TimelineEntry) => entry.kind === 'log' && logs.push(entry.text) };
         const first = await run(code, { inputs: { leave, n: 1 }, ...seen });
         assert.deepEqual(texts(first), firstTexts);
         assert.equal(pool.stats().idle, reused ? 1 : 0);

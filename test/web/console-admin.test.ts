@@ -7,7 +7,7 @@ import { generateWebhookSecret } from '../../shared/webhook-signature.js';
 import { insertExecution } from '../../db/executions.repository.js';
 import { upsertWebhook } from '../../db/webhooks.repository.js';
 import { post } from '../helpers/api.js';
-import { assertNoAxeViolations } from '../helpers/axe-check.js';
+import { expectNoAxeViolations } from '../helpers/axe.js';
 import { createAccount, createUser, strongPassword, successRecord } from '../helpers/fixtures.js';
 import { waitFor } from '../helpers/wait.js';
 import { signInThroughForm } from './helpers/app-actions.js';
@@ -65,7 +65,7 @@ describe('web app: console accounts, secrets, webhooks, reports', function () {
     const firstKey = await keyBox.innerText();
     assert.match(firstKey, /^ak_[a-z0-9]{16}_[A-Za-z0-9_-]{43}$/);
     assert.equal((await profile(firstKey)).body.role, 'developer', 'the key shown works');
-    await assertNoAxeViolations(page, 'Accounts with a new key');
+    await expectNoAxeViolations(page);
     await saveScreenshot(page, 'console-b-accounts-new-key');
     await page.getByRole('button', { name: 'Done' }).click();
     await expectHidden(keyBox);
@@ -86,7 +86,7 @@ describe('web app: console accounts, secrets, webhooks, reports', function () {
     await page.getByLabel('Runs per minute').fill('thirty');
     await page.getByRole('button', { name: 'Save limits' }).click();
     await expectVisible(page.getByRole('alert').getByText('Runs per minute must be a whole number (or empty for the default).'));
-    await assertNoAxeViolations(page, 'Accounts with the limits of an account');
+    await expectNoAxeViolations(page);
     await saveScreenshot(page, 'console-b-accounts');
 
     await row.getByRole('button', { name: `Rotate key of ${name}` }).click();
@@ -130,7 +130,7 @@ describe('web app: console accounts, secrets, webhooks, reports', function () {
     assert.ok(!(await page.content()).includes(value), 'the value is nowhere in the page');
     const stored = await suite.stack.runtime.db.selectFrom('agent_secrets').select(['for_drafts']).where('agent_name', '=', agentName).execute();
     assert.deepEqual(stored, [{ for_drafts: true }]);
-    await assertNoAxeViolations(page, 'Secrets');
+    await expectNoAxeViolations(page);
     await saveScreenshot(page, 'console-b-secrets');
 
     await page.getByLabel('Agent', { exact: true }).fill('not a name!');
@@ -172,7 +172,7 @@ describe('web app: console accounts, secrets, webhooks, reports', function () {
     await row.getByText('2 · HTTP 503').click();
     await expectVisible(row.locator('.attempts li').nth(1));
     assert.match(await row.locator('.delivery-failed').innerText(), /failed/);
-    await assertNoAxeViolations(page, 'Webhooks');
+    await expectNoAxeViolations(page);
     await saveScreenshot(page, 'console-b-webhooks');
 
     await row.getByRole('button', { name: `Deliver again the end of run ${runId}` }).click();
@@ -221,7 +221,7 @@ describe('web app: console accounts, secrets, webhooks, reports', function () {
     assert.equal(await page.locator('svg[data-chart="usage-chart"] g[data-bar]').count(), 30);
     await expectVisible(page.getByRole('img', { name: 'Failed runs per day' }));
     await expectVisible(page.locator('table.usage-accounts').getByText(account.name));
-    await assertNoAxeViolations(page, 'Reports');
+    await expectNoAxeViolations(page);
     await saveScreenshot(page, 'console-b-reports');
 
     await page.getByLabel('Period').selectOption('7');

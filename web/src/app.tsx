@@ -14,6 +14,8 @@ import { DraftEditorView } from './views/draft-editor-view';
 import { DraftsView } from './views/drafts-view';
 import { PasswordView } from './views/password-view';
 import { RunsView } from './views/runs-view';
+import { RunView } from './views/run-view';
+import { QueuesView } from './views/queues-view';
 import { SearchView } from './views/search-view';
 import { SignInView } from './views/sign-in-view';
 
@@ -87,6 +89,10 @@ function page(route: ReturnType<typeof parseRoute>, defaultAgent: string, develo
       return admin ? <RunsView /> : <NotAllowed who="administrators" />;
     case 'console':
       return admin ? <ConsolePageView page={route.page} /> : <NotAllowed who="administrators" />;
+    case 'run':
+      return admin ? <RunView runId={route.runId} /> : <NotAllowed who="administrators" />;
+    case 'queues':
+      return admin ? <QueuesView /> : <NotAllowed who="administrators" />;
     case 'drafts':
       return developer ? <DraftsView /> : <NotAllowed />;
     case 'draft':

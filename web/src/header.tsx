@@ -10,7 +10,12 @@ export function Header() {
     { href: '/', label: 'Search', current: path === '/' || path.startsWith('/c/') },
     { href: '/conversations', label: 'Conversations', current: path === '/conversations' },
     ...(canDevelop(session.user) ? [{ href: '/dev', label: 'Develop', current: path.startsWith('/dev') }] : []),
-    ...(isAdmin(session.user) ? [{ href: '/runs', label: 'Runs', current: path === '/runs' }] : []),
+    ...(isAdmin(session.user)
+      ? [
+          { href: '/runs', label: 'Runs', current: path === '/runs' || path.startsWith('/runs/') },
+          { href: '/queues', label: 'Queues', current: path === '/queues' },
+        ]
+      : []),
     ...(isAdmin(session.user) ? consolePages.map((page) => ({ href: `/${page}`, label: consolePageLabels[page], current: path === `/${page}` })) : []),
   ];
   return (

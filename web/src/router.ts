@@ -9,7 +9,9 @@ export type Route =
   | { view: 'draft'; draftid?: string }
   | { view: 'password' }
   | { view: 'runs' }
-  | { view: 'console'; page: ConsolePage };
+  | { view: 'console'; page: ConsolePage }
+  | { view: 'run'; runId: string }
+  | { view: 'queues' };
 
 export function parseRoute(path: string): Route {
   const conversation = /^\/c\/([0-9a-f-]{36})$/i.exec(path);
@@ -23,6 +25,9 @@ export function parseRoute(path: string): Route {
   if (path === '/runs') return { view: 'runs' };
   const consolePage = consolePages.find((page) => path === `/${page}`);
   if (consolePage) return { view: 'console', page: consolePage };
+  const run = /^\/runs\/([0-9a-f-]{36})$/i.exec(path);
+  if (run) return { view: 'run', runId: run[1]!.toLowerCase() };
+  if (path === '/queues') return { view: 'queues' };
   return { view: 'search' };
 }
 

@@ -26,7 +26,7 @@ export async function leftByRun(
 ): Promise<{ changes: RunChanges | undefined; record: RunRecord }> {
   const ending = await confirmSession(deps, data.sessionId, ran.ending);
   const changes = keptChanges(deps, data, conversation, start, ending, startedAt);
-  return { changes, record: { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, ending), query: queryOf(start) } };
+  return { changes, record: { startedAt, agentVersion: start.agent.version, response: responseOfRun(data, ran, ending), query: queryOf(start), timeline: ran.timeline.entries } };
 }
 
 /**

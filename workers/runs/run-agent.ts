@@ -11,12 +11,15 @@ import type { RunDeps, RunEventSink } from './run-deps.js';
 import type { RunStart } from './run-start.js';
 import { createSourceMapper, mapErrorToSource, type SourceMapper } from './source-position.js';
 import { createTraceRecorder, passwordAnswers, type TraceRecorder } from './trace-recorder.js';
+import { createTimelineRecorder, type TimelineRecorder } from './timeline-recorder.js';
 
 /** An agent's run in the sandbox: how it ended, where its positions are in the source, and for a draft what it traced. */
 export interface AgentRun {
   ending: SandboxEnding;
   toSource: SourceMapper;
   trace?: TraceRecorder;
+  /** What it fetched, asked and logged (shared/run-timeline.ts). */
+  timeline: TimelineRecorder;
 }
 
 /**
@@ -34,8 +37,8 @@ export async function runAgent(
   // Its start waits its fair turn among the runs this worker holds, until it first waits on the host.
   const started = deps.startGate ? await deps.startGate.enter(data.priority ?? maxPriority) : undefined;
   try {
-    const { run, toSource, trace } = await sandboxRunOf(deps, data, start, sink, signal, hold);
-    return { ending: await runSandbox({ ...run, onWait: started }, deps.isolates), toSource, trace };
+    const { run, toSource, trace, timeline } = await sandboxRunOf(deps, data, start, sink, signal, hold);
+    return { ending: await runSandbox({ ...run, onWait: started }, deps.isolates), toSource, trace, timeline };
   } finally {
     started?.();
   }
@@ -50,12 +53,12 @@ export async function runAgentInline(
   signal: AbortSignal,
   { hold, inline }: { hold: PromiseLike<unknown>; inline: InlineEntry },
 ): Promise<AgentRun | InlineDeclined> {
-  const { run, toSource, trace } = await sandboxRunOf(deps, data, start, sink, signal, hold);
+  const { run, toSource, trace, timeline } = await sandboxRunOf(deps, data, start, sink, signal, hold);
   const ending = await runSandboxInline(run, inline, deps.isolates);
-  return 'declined' in ending ? ending : { ending, toSource, trace };
+  return 'declined' in ending ? ending : { ending, toSource, trace, timeline };
 }
 
-/** The sandbox run of `start`, with its source mapper and (for a draft) its trace recorder. */
+/** The sandbox run of `start`, with its source mapper, its timeline and (for a draft) its trace recorder. */
 async function sandboxRunOf(
   deps: RunDeps,
   data: RunJobData,
@@ -63,13 +66,13 @@ async function sandboxRunOf(
   sink: RunEventSink,
   signal: AbortSignal,
   hold: PromiseLike<unknown> | undefined,
-): Promise<{ run: SandboxRun; toSource: SourceMapper; trace: TraceRecorder | undefined }> {
+): Promise<{ run: SandboxRun; toSource: SourceMapper; trace: TraceRecorder | undefined; timeline: TimelineRecorder }> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName, secretSetOf(data));
+  const unshown = [...maskableValues(secrets), ...passwordAnswers(start.journal)];
   // A streamed validation sends each trace event as it happens; a non-streamed one answers with them all.
-  const trace = data.draft
-    ? createTraceRecorder({ toSource, secrets: [...maskableValues(secrets), ...passwordAnswers(start.journal)], emit: data.events.kind === 'log' ? sink.trace : undefined })
-    : undefined;
+  const trace = data.draft ? createTraceRecorder({ toSource, secrets: unshown, emit: data.events.kind === 'log' ? sink.trace : undefined }) : undefined;
+  const timeline = createTimelineRecorder(unshown);
   const run: SandboxRun = {
     code: start.agent.code,
     agentName: data.agentName,
@@ -92,8 +95,9 @@ async function sandboxRunOf(
     onPart: data.events.kind === 'log' ? sink.part : undefined,
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,
     onTrace: trace?.onTrace,
+    onTimeline: timeline.onTimeline,
   };
-  return { run, toSource, trace };
+  return { run, toSource, trace, timeline };
 }
 
 /**

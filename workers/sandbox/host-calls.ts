@@ -140,7 +140,7 @@ function emitOutput(session: Session, change: () => OutputChange): void {
 }
 
 function logLine(session: Session, line: string): void {
-  if (!isReplaying(session.journal)) report(session, () => session.run.onLog?.(line));
+  if (!isReplaying(session.journal)) report(session, () => session.run.onTimeline?.({ kind: 'log', at: new Date().toISOString(), text: line }));
 }
 
 function imageFromPayload(p: Payload) {

@@ -9,6 +9,7 @@ import { asked } from './sandbox-endings.js';
 import type { Session } from './session.js';
 import { callFetchStream, type StreamHead } from './streamed-fetch.js';
 import { readVariables } from './variables.js';
+import { noteFetch } from './fetch-timeline.js';
 
 /**
  * The non-deterministic sys calls. Each first takes its recorded entry while replaying (returning the
@@ -53,11 +54,14 @@ export async function callFetch(session: Session, payload: Record<string, unknow
   }
   // The entry takes its place in call order now; the result is filled in when the response comes.
   const entry = recordEntry<EntryOf<'fetch'>>(session.journal, { op: 'fetch', method: request.method, url });
+  const called = noteFetch(session, entry);
   try {
     entry.result = await fetchInSlot(session, request, requestedTimeoutMs);
   } catch (err) {
     entry.error = session.mask(err instanceof Error ? err.message : String(err));
     throw err;
+  } finally {
+    called();
   }
   chargeJournal(session.journal, entry.result.text.length + JSON.stringify(entry.result.headers).length);
   return entry.result;
@@ -89,6 +93,7 @@ export async function callAsk(session: Session, payload: Record<string, unknown>
     return replayed.answers;
   }
   recordEntry(session.journal, { op: 'ask', ask: askInput });
+  session.run.onTimeline?.({ kind: 'ask', at: new Date().toISOString(), message: askInput.message });
   const { vars, conv } = readVariables(payload.vars, payload.conv);
   session.end(asked({ vars, conv, askInput, journal: snapshotJournal(session.journal) }));
   return null;

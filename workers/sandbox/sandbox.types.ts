@@ -1,4 +1,5 @@
 import type { TracedCall } from '../../shared/trace.js';
+import type { TimelineEntry } from '../../shared/run-timeline.js';
 import type { FetchResult } from '../outbound-http/http-fetch.js';
 import type { AskInput, Answers, HistoryEntry, JsonObject, OutputPart, PrincipalKind, Role } from '../../shared/api.js';
 
@@ -97,7 +98,8 @@ export interface SandboxRun {
   onPart?: (part: OutputPart) => void;
   /** Called when sys.write appends to the current text part. */
   onDelta?: (text: string) => void;
-  onLog?: (line: string) => void;
+  /** Told each live fetch (once answered or failed), ask and log line, for the run's timeline (shared/run-timeline.ts). */
+  onTimeline?: (entry: TimelineEntry) => void;
   /**
    * Turns tracing on (slower: every sys call records where it was made). Returns the event's number,
    * which a later `result` event refers to; undefined when the event was not kept.

@@ -6,6 +6,7 @@ import { FetchFailure, fetchFailure, httpFetchStream, refuseUnsendable, type Fet
 import type { OpenFetchStream } from './fetch-streams.js';
 import { chargeJournal, recordEntry, takeReplayed, type EntryOf } from './journal.js';
 import { hasEnded, type Session } from './session.js';
+import { noteFetch } from './fetch-timeline.js';
 
 /**
  * sys.fetch with `stream: true` (DESIGN §13) on the host. The fetch answers at the headers with a
@@ -44,9 +45,11 @@ export async function callFetchStream(session: Session, request: FetchRequest, t
     return openStream(session, { entry: replayed as OpenFetchStream['entry'], request, read: 0, live: null, events: null }, replayed.result);
   }
   const entry = recordEntry<OpenFetchStream['entry']>(session.journal, { op: 'fetch', method: request.method, url, stream: { chunks: [] } });
+  const called = noteFetch(session, entry);
   const refused = refuseUnsendable(request);
   if (refused) {
     entry.error = session.mask(refused.message);
+    called();
     throw refused;
   }
   const slots = session.fetchSlots;
@@ -56,12 +59,14 @@ export async function callFetchStream(session: Session, request: FetchRequest, t
     const pool = fetchPoolKey(session.run.caller, session.run.httpAllow);
     const response = await httpFetchStream(request, { allow: session.allow, timeoutMs: ownTimeoutMs, signal: slot.signal, pool });
     entry.result = { status: response.status, headers: response.headers, text: '' };
+    called();
     chargeJournal(session.journal, JSON.stringify(response.headers).length);
     const live = { body: response.body, release: () => releaseFetchSlot(slots, slot) };
     return openStream(session, { entry, request, read: 0, live, events: null }, entry.result);
   } catch (err) {
     releaseFetchSlot(slots, slot);
     entry.error = session.mask(err instanceof Error ? err.message : String(err));
+    called();
     throw err;
   }
 }

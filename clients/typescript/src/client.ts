@@ -2,7 +2,7 @@ import { AdminApi } from './admin.js';
 import { postForResponse, postJson, type Transport } from './http.js';
 import { withFinalResponse, type RunStream } from './run-response.js';
 import { streamRunEvents } from './run-stream.js';
-import type { Answers, ConversationList, ConversationRead, ExecutionResponse, JsonObject, PinnedConversation, RunEvent, RunInfo, RunListFilter, RunListPage, Schedule, ScheduleRequest, SubmittedRun } from './types.js';
+import type { AdminRun, Answers, ConversationList, ConversationRead, ExecutionResponse, JsonObject, PinnedConversation, QueuesState, RunEvent, RunInfo, RunListFilter, RunListPage, Schedule, ScheduleRequest, SubmittedRun } from './types.js';
 
 export interface AgentexecClientOptions {
   /** The service's origin, e.g. https://agentexec.example.com; "" in a browser page the service serves. */
@@ -172,6 +172,32 @@ export class AgentexecClient {
   /** Deletes a schedule (admins); an unknown name is NotFoundError. Not retried: a retry of a delete that went through would be NotFoundError. */
   async deleteSchedule(name: string): Promise<void> {
     await postJson(this.#transport, '/api/admin/deleteSchedule', { name });
+  }
+
+  /** Any caller's run (admins only): its record, output, error, trace id and timeline; NotFoundError for an unknown id. */
+  adminGetRun(runId: string): Promise<AdminRun> {
+    return postJson<AdminRun>(this.#transport, '/api/admin/getRun', { runId }, { retry: true });
+  }
+
+  /** Stops any caller's queued or running run (admins only); false when it had ended already. */
+  async adminCancelRun(runId: string): Promise<boolean> {
+    const { cancelled } = await postJson<{ cancelled: boolean }>(this.#transport, '/api/admin/cancelRun', { runId }, { retry: true });
+    return cancelled;
+  }
+
+  /** Each shard's run queue and each live worker (admins only). */
+  getQueues(): Promise<QueuesState> {
+    return postJson<QueuesState>(this.#transport, '/api/admin/getQueues', {}, { retry: true });
+  }
+
+  /** Pauses intake (admins only): no queued run starts until `resumeQueues`; running runs go on. */
+  pauseQueues(): Promise<QueuesState> {
+    return postJson<QueuesState>(this.#transport, '/api/admin/pauseQueues', {}, { retry: true });
+  }
+
+  /** Resumes intake (admins only). */
+  resumeQueues(): Promise<QueuesState> {
+    return postJson<QueuesState>(this.#transport, '/api/admin/resumeQueues', {}, { retry: true });
   }
 
   /** POSTs to any endpoint of the API and answers its JSON (errors as AgentexecError). */

@@ -218,3 +218,71 @@ export interface Schedule {
   createdAt: string;
   updatedAt: string;
 }
+
+/** One entry of a run's timeline in `adminGetRun`: what it did, in order (replayed calls are not repeated). */
+export type RunTimelineEntry =
+  /** A sys.fetch: its URL without the query, its status (null when it failed, then `error`), the time to the response headers. */
+  | { kind: 'fetch'; at: string; method: string; url: string; status: number | null; error: string | null; durationMs: number }
+  | { kind: 'ask'; at: string; message: string }
+  | { kind: 'log'; at: string; text: string }
+  /** The run did more than the entries kept. */
+  | { kind: 'truncated'; at: string };
+
+/** Any caller's run in `adminGetRun` (admins only): queued, running or ended. */
+export interface AdminRun {
+  runId: string;
+  convid: string;
+  agentName: string;
+  status: 'queued' | 'running' | 'ended';
+  account: { kind: 'user' | 'serviceAccount'; id: string; name?: string; email?: string };
+  agentVersion: number | null;
+  draftId: string | null;
+  requestId: string | null;
+  background: boolean;
+  submittedAt: string | null;
+  /** Null while queued. */
+  startedAt: string | null;
+  finishedAt: string | null;
+  durationMs: number | null;
+  resultCode: ResultCode | null;
+  /** What the error report says of a failed run. */
+  errorMessage: string | null;
+  /** The execution response, output included, once ended. */
+  response: ExecutionResponse | null;
+  /** The run's OpenTelemetry trace id; null when its process did not trace. */
+  traceId: string | null;
+  /** Empty until it ended. */
+  timeline: RunTimelineEntry[];
+}
+
+/** One shard's run queue in `getQueues`. */
+export interface ShardQueue {
+  shard: number;
+  paused: boolean;
+  waiting: number;
+  running: number;
+  delayed: number;
+}
+
+/** One live worker process in `getQueues`. */
+export interface WorkerStatus {
+  id: string;
+  host: string;
+  pid: number;
+  startedAt: string;
+  seenAt: string;
+  runsInFlight: number;
+  concurrency: number;
+  rssMb: number;
+  memoryBudgetMb: number;
+  /** False while over its memory budget or closing. */
+  takingRuns: boolean;
+}
+
+/** The run queues and workers (`getQueues`, `pauseQueues`, `resumeQueues`; admins only). */
+export interface QueuesState {
+  /** Intake paused: no queued run starts until resumed. */
+  paused: boolean;
+  shards: ShardQueue[];
+  workers: WorkerStatus[];
+}

@@ -4,10 +4,11 @@ import { reportSessionEnded } from '../api/http';
 import type { ResultCode } from '../api/types';
 import { useDocumentTitle } from '../document-title';
 import { errorMessage } from '../messages';
+import { followLink } from '../router';
+import { accountText, durationText, resultClass, when } from '../console-format';
 
 const resultCodes: readonly ResultCode[] = ['success', 'ask', 'callFailed', 'failCommand', 'errorInAgent', 'unknownConversation', 'timedOut', 'stopped', 'mustLogin', 'unexpected'];
 const pageSize = 50;
-const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
 /** For admins (the console, DESIGN §18): every caller's ended runs, newest first, filtered by agent and result code, a page at a time. */
 export function RunsView() {
@@ -110,7 +111,9 @@ function RunsTable({ runs }: { runs: RunListEntry[] }) {
           {runs.map((run) => (
             <tr key={run.runId} data-run-id={run.runId}>
               <td>
-                <time dateTime={run.startedAt}>{when.format(new Date(run.startedAt))}</time>
+                <a href={`/runs/${run.runId}`} onClick={followLink}>
+                  <time dateTime={run.startedAt}>{when.format(new Date(run.startedAt))}</time>
+                </a>
               </td>
               <td>
                 {run.agentName}
@@ -118,7 +121,7 @@ function RunsTable({ runs }: { runs: RunListEntry[] }) {
               </td>
               <td>{accountText(run.account)}</td>
               <td>
-                <span class={`run-result-${run.resultCode === 'success' ? 'ok' : run.resultCode === 'ask' ? 'ask' : 'failed'}`}>{run.resultCode}</span>
+                <span class={resultClass(run.resultCode)}>{run.resultCode}</span>
               </td>
               <td class="number">{durationText(run.durationMs)}</td>
             </tr>
@@ -127,14 +130,4 @@ function RunsTable({ runs }: { runs: RunListEntry[] }) {
       </table>
     </div>
   );
-}
-
-function accountText(account: RunListEntry['account']): string {
-  return account.name ?? account.email ?? `${account.kind === 'user' ? 'user' : 'service account'} ${account.id.slice(0, 8)} (deleted)`;
-}
-
-function durationText(ms: number): string {
-  if (ms < 1000) return `${ms} ms`;
-  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
