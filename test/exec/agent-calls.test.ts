@@ -138,8 +138,9 @@ describe('agents that call agents', function () {
     assert.ok(lastStart < firstEnd, `the children's run windows overlap (last start ${lastStart}, first end ${firstEnd})`);
     // Each is a run like any other: the caller's, in a conversation of its own, visible through the API.
     assert.equal(new Set(children.map((c) => c.convid)).size, 3);
+    const parent = await stack.runtime.db.selectFrom('executions').select('principal_id').where('convid', '=', res.body.convid).executeTakeFirstOrThrow();
     for (const child of children) {
-      assert.equal(child.principal_id, (await recordOf(childIds[0])).principal_id);
+      assert.equal(child.principal_id, parent.principal_id);
       const run = await post(stack.url, '/api/exec/getRun', { runId: child.id }, { key });
       assert.equal(run.status, 200, JSON.stringify(run.body));
       assert.equal(run.body.agentName, names.sleeper);
