@@ -241,6 +241,41 @@ describe('agents that call agents', function () {
     assert.equal(again.body.output[0].text, 'echo mine #2', 'their conversation was not touched');
   });
 
+  it('stops the running children when the parent times out', async () => {
+    const parent = uniqueAgentName('slowparent');
+    await publishAgent(stack.runtime.db, parent, `export default async (sys) => { await sys.call(${JSON.stringify(names.sleeper)}, { ms: 60000 }); }`);
+    const requestId = `calls-${randomUUID()}`;
+    const call = post(stack.url, '/api/exec/execAgent', { agentName: parent }, { key, headers: { 'X-Request-Id': requestId } });
+    let childId = '';
+    await waitFor(
+      async () => {
+        const parentJob = (await queue.getJobs(['active'])).find((job) => job.data?.requestId === requestId && !job.data.parent);
+        childId = parentJob ? ((await activeChildrenOf(parentJob.data.runId))[0]?.data.runId ?? '') : '';
+        return childId !== '';
+      },
+      15_000,
+      'the parent and its child to run',
+    );
+    assert.equal((await call).body.resultCode, 'timedOut');
+    await waitFor(async () => (await findRecord(childId)) !== undefined, 10_000, 'the child to end');
+    assert.equal((await recordOf(childId)).result_code, 'stopped');
+  });
+
+  it('shows the child calls in a traced draft validation', async () => {
+    const developer = (await createAccount(stack.runtime.db, 'developer')).key;
+    const source = `export default async (sys) => { const r = await sys.call(${JSON.stringify(names.echo)}, { query: 'traced' }); sys.say(r.output[0].text); }`;
+    const saved = await post(stack.url, '/api/dev/saveDraft', { agentName: uniqueAgentName('draftcaller'), source, validationQuery: 'q' }, { key: developer });
+    assert.equal(saved.status, 200, JSON.stringify(saved.body));
+    const res = await post(stack.url, '/api/dev/validateDraftStream', { draftid: saved.body.draftid }, { key: developer });
+    assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
+    const call = res.body.trace.find((e: { kind: string; name?: string }) => e.kind === 'call' && e.name === 'call');
+    assert.deepEqual(call.args, { agentName: names.echo, inputs: { query: 'traced' }, convid: null });
+    const result = res.body.trace.find((e: { kind: string; call?: number }) => e.kind === 'result' && e.call === call.seq);
+    assert.equal(result.value.resultCode, 'success');
+    assert.equal(result.value.output[0].text, 'echo traced #1');
+    assert.equal(call.line, 1);
+  });
+
   it('throws a TypeError in the agent for inputs that are not JSON', async () => {
     const res = await execAgent(stack.url, key, { agentName: names.caller, inputs: { agentName: names.echo, circular: true } });
     assert.equal(res.body.output[0].text, 'threw TypeError');
