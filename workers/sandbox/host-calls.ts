@@ -47,7 +47,7 @@ const syncOps: Record<string, (session: Session, payload: Payload) => unknown> =
 };
 
 const tooManyPendingCalls = new AgentFault(
-  `too many pending calls: a run may wait on at most ${maxPendingCalls} sys calls (sleep, fetch, ask) at once`,
+  `too many pending calls: a run may wait on at most ${maxPendingCalls} sys calls (sleep, fetch, ask, call) at once`,
 );
 
 /** Ends the run errorInAgent for passing maxPendingCalls (DESIGN §12); the reply unwinds the isolate. */
