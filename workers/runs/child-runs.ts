@@ -91,13 +91,11 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
   const { config, db } = deps;
   if (!child.newConversation && !uuidPattern.test(child.convid)) return refusal('unknownConversation', 'The conversation is unknown, expired, or paused by another agent.', null);
   const queue = deps.runQueues.of(child.runId);
-  // The job first, then the record: a child that has neither never ran (its record is written before its job goes).
-  if (await queue.getJob(child.runId)) return 'started';
-  const recorded = await findExecutionResponse(db, child.runId);
-  if (recorded) return resultOf(child.runId, recorded);
-  if ((await deps.agents.latestVersion(db, child.agentName)) === undefined) return refusal('agentNotFound', `No agent is named ${child.agentName}.`, null);
   const caller = parent.caller;
-  const limits = await deps.callerLimits.get(caller);
+  // Read at once: whether it started before, whether its agent exists, its caller's limits.
+  const [before, version, limits] = await Promise.all([startedBefore(deps, child.runId), deps.agents.latestVersion(db, child.agentName), deps.callerLimits.get(caller)]);
+  if (before) return before;
+  if (version === undefined) return refusal('agentNotFound', `No agent is named ${child.agentName}.`, null);
   const slot = await takeRunSlot(deps.redis, config.queuePrefix, caller, child.runId, limits, leftoverAfterMs(config));
   if (!slot.admitted) {
     return refusal('rateLimited', slot.refusedBy === 'runsInFlight' ? `Your account has ${limits.runsInFlight} runs queued or running, its limit.` : `Your account has started ${limits.runsPerMinute} runs this minute, its limit.`, null);
@@ -115,6 +113,17 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
     deps.logger.warn({ err: String(err), runId: child.runId }, 'child run not queued');
     return refusal('unavailable', 'The child run could not be queued; nothing of it ran.', null);
   }
+}
+
+/**
+ * 'started' when the child's job is there, its result when it has ended, undefined when it never
+ * ran. The job first, then the record: a child's record is written before its job goes, so a child
+ * that has neither never ran.
+ */
+async function startedBefore(deps: ChildRunsDeps, runId: string): Promise<'started' | CallResult | undefined> {
+  if (await deps.runQueues.of(runId).getJob(runId)) return 'started';
+  const recorded = await findExecutionResponse(deps.db, runId);
+  return recorded && resultOf(runId, recorded);
 }
 
 function childJobData(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, { priority, turn }: { priority: number; turn: Turn | undefined }): RunJobData {
