@@ -57,7 +57,10 @@ export function createChildRuns(deps: ChildRunsDeps): ChildRuns {
       // The end is listened for before the job exists: pub/sub keeps nothing for late subscribers.
       const waiting = deps.ends.await(child.runId);
       try {
-        const started = await startChild(deps, parent, child);
+        const started = await startChild(deps, parent, child).catch((err: unknown) => {
+          deps.logger.warn({ err: String(err), runId: child.runId }, 'child run not started');
+          return refusal('unavailable', 'The child run could not be started; try again.', null);
+        });
         if (started !== 'started') return started;
         return resultOfEnd(child, await untilEndOrAbort(deps, child, waiting.ended, signal));
       } finally {
@@ -86,7 +89,7 @@ function untilEndOrAbort(deps: ChildRunsDeps, child: ChildCall, ended: Promise<C
   });
 }
 
-/** 'started' once the child is queued or was already (joined); how it ended when it has, or was refused before any run. */
+/** 'started' once the child is queued or was already (joined); how it ended when it has, or was refused before any run. Throws when Redis or PostgreSQL failed it. */
 async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall): Promise<'started' | CallResult> {
   const { config, db } = deps;
   if (!child.newConversation && !uuidPattern.test(child.convid)) return refusal('unknownConversation', 'The conversation is unknown, expired, or paused by another agent.', null);
@@ -110,8 +113,7 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
   } catch (err) {
     if (turn) await leaveTurn(deps.redis, shardsOf(config).prefixOf(child.convid), child.convid, turn.member).catch(() => undefined);
     await releaseRunSlot(deps.redis, config.queuePrefix, caller, child.runId).catch(() => undefined);
-    deps.logger.warn({ err: String(err), runId: child.runId }, 'child run not queued');
-    return refusal('unavailable', 'The child run could not be queued; nothing of it ran.', null);
+    throw err;
   }
 }
 
