@@ -4,6 +4,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { runQueueName } from '../../shared/channels.js';
 import type { RunJobData } from '../../shared/jobs.js';
+import { upsertCallerLimits } from '../../db/caller-limits.repository.js';
 import { execAgent, post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { startStack, type Stack } from '../helpers/stack.js';
@@ -227,6 +228,18 @@ describe('agents that call agents', function () {
     const result = JSON.parse(res.body.output[0].text);
     assert.equal(result.resultCode, 'agentNotFound');
     assert.equal(result.runId, null);
+  });
+
+  it("counts children against the caller's limits: a child past runsInFlight is answered rateLimited, nothing queued", async () => {
+    const limited = await createAccount(stack.runtime.db);
+    await upsertCallerLimits(stack.runtime.db, { kind: 'serviceAccount', id: limited.id }, { runs_in_flight: 1 });
+    const before = (await runRecords(names.echo)).length;
+    const res = await execAgent(stack.url, limited.key, { agentName: names.caller, inputs: { agentName: names.echo, inputs: { query: 'x' } } });
+    assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
+    const result = JSON.parse(res.body.output[0].text);
+    assert.equal(result.resultCode, 'rateLimited', JSON.stringify(result));
+    assert.equal(result.runId, null);
+    assert.equal((await runRecords(names.echo)).length, before);
   });
 
   it("answers unknownConversation for a convid that is not the caller's, changing nothing", async () => {
