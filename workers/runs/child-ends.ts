@@ -15,14 +15,17 @@ import type { ErrorCode } from '../../shared/errors.js';
  * per waiting run (§11): the children it starts publish their end on this worker's inbox channel, one
  * subscription for all of them. A child started by an earlier run (a parent resumed after its ask, on
  * any worker) publishes where that run's worker listened: its end is read from its execution record,
- * by one query a second for every child this worker waits for longer than that (and for all of them
- * after the inbox's connection was lost, when an end may have been published unheard).
+ * by one query a second for every such child this worker waits for longer than that (and for every
+ * child after the connection was lost, when an end may have been published unheard).
  */
 export interface ChildEnds {
   /** Where the children this worker starts publish their end. */
   inboxChannel: string;
-  /** Waits for run `runId`'s end, until `stop` is called. */
-  await(runId: string): { ended: Promise<ChildEnd>; stop(): void };
+  /**
+   * Waits for run `runId`'s end, until `stop` is called. `publishesHere`: the child was queued by this
+   * worker, so its end comes on `inboxChannel` and its record is read only after a lost connection.
+   */
+  await(runId: string): { ended: Promise<ChildEnd>; publishesHere(): void; stop(): void };
   close(): Promise<void>;
 }
 
@@ -36,17 +39,17 @@ export async function openChildEnds(deps: { config: Config; db: Db; logger: Logg
   const inboxChannel = workerInboxChannel(config.queuePrefix, randomUUID());
   const events = await openRunEvents(config, deps.reader, shardsOf(config).prefixOf, inboxChannel, logger);
   // Each child waited for, by run id: since when, and who waits (a run tried again may wait for it twice).
-  const waiting = new Map<string, { since: number; waiters: Set<(end: ChildEnd) => void>; stopListening: () => void }>();
+  const waiting = new Map<string, { since: number; polled: boolean; waiters: Set<(end: ChildEnd) => void>; stopListening: () => void }>();
   const settle = (runId: string, end: ChildEnd) => {
     for (const waiter of waiting.get(runId)?.waiters ?? []) waiter(end);
   };
 
   let polling = false;
-  const poll = async (olderThan: number) => {
+  const poll = async (olderThan: number, all = false) => {
     if (polling) return;
     polling = true;
     try {
-      const ids = [...waiting].filter(([, waiter]) => waiter.since <= olderThan).map(([runId]) => runId);
+      const ids = [...waiting].filter(([, child]) => (all || child.polled) && child.since <= olderThan).map(([runId]) => runId);
       for (let from = 0; from < ids.length; from += pollBatch) {
         for (const [runId, response] of await findExecutionResponses(db, ids.slice(from, from + pollBatch))) {
           settle(runId, { kind: 'response', response });
@@ -60,7 +63,7 @@ export async function openChildEnds(deps: { config: Config; db: Db; logger: Logg
   };
   const timer = setInterval(() => void poll(Date.now() - pollMs), pollMs);
   timer.unref();
-  const stopReconnects = events.onReconnect(() => void poll(Date.now()));
+  const stopReconnects = events.onReconnect(() => void poll(Date.now(), true));
 
   return {
     inboxChannel,
@@ -73,11 +76,14 @@ export async function openChildEnds(deps: { config: Config; db: Db; logger: Logg
           if (event.event === 'end') settle(runId, { kind: 'response', response: event.data });
           else if (event.event === 'refused') settle(runId, { kind: 'refused', code: event.data.code, message: event.data.message });
         });
-        waiting.set(runId, (child = { since: Date.now(), waiters: new Set(), stopListening }));
+        waiting.set(runId, (child = { since: Date.now(), polled: true, waiters: new Set(), stopListening }));
       }
       child.waiters.add(waiter);
       return {
         ended,
+        publishesHere() {
+          child.polled = false;
+        },
         stop() {
           child.waiters.delete(waiter);
           if (child.waiters.size > 0 || waiting.get(runId) !== child) return;

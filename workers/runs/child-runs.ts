@@ -61,7 +61,8 @@ export function createChildRuns(deps: ChildRunsDeps): ChildRuns {
           deps.logger.warn({ err: String(err), runId: child.runId }, 'child run not started');
           return refusal('unavailable', 'The child run could not be started; try again.', null);
         });
-        if (started !== 'started') return started;
+        if (started === 'queued') waiting.publishesHere();
+        else if (started !== 'joined') return started;
         return resultOfEnd(child, await untilEndOrAbort(deps, child, waiting.ended, signal));
       } finally {
         waiting.stop();
@@ -89,8 +90,11 @@ function untilEndOrAbort(deps: ChildRunsDeps, child: ChildCall, ended: Promise<C
   });
 }
 
-/** 'started' once the child is queued or was already (joined); how it ended when it has, or was refused before any run. Throws when Redis or PostgreSQL failed it. */
-async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall): Promise<'started' | CallResult> {
+/**
+ * 'queued' once this worker queued the child, 'joined' when it was queued before (maybe by another
+ * worker); how it ended when it has, or was refused before any run. Throws when Redis or PostgreSQL failed it.
+ */
+async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall): Promise<'queued' | 'joined' | CallResult> {
   const { config, db } = deps;
   if (!child.newConversation && !uuidPattern.test(child.convid)) return refusal('unknownConversation', 'The conversation is unknown, expired, or paused by another agent.', null);
   const queue = deps.runQueues.of(child.runId);
@@ -109,7 +113,7 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
     if (!child.newConversation) turn = await enqueueTurn(deps.redis, shardsOf(config).prefixOf(child.convid), child.convid, child.runId, turnLifetimeMs(config));
     const data = childJobData(deps, parent, child, { priority, turn });
     await queue.add('run', data, { jobId: child.runId, priority, removeOnComplete: true, removeOnFail: true });
-    return 'started';
+    return 'queued';
   } catch (err) {
     if (turn) await leaveTurn(deps.redis, shardsOf(config).prefixOf(child.convid), child.convid, turn.member).catch(() => undefined);
     await releaseRunSlot(deps.redis, config.queuePrefix, caller, child.runId).catch(() => undefined);
@@ -118,12 +122,12 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
 }
 
 /**
- * 'started' when the child's job is there, its result when it has ended, undefined when it never
+ * 'joined' when the child's job is there, its result when it has ended, undefined when it never
  * ran. The job first, then the record: a child's record is written before its job goes, so a child
  * that has neither never ran.
  */
-async function startedBefore(deps: ChildRunsDeps, runId: string): Promise<'started' | CallResult | undefined> {
-  if (await deps.runQueues.of(runId).getJob(runId)) return 'started';
+async function startedBefore(deps: ChildRunsDeps, runId: string): Promise<'joined' | CallResult | undefined> {
+  if (await deps.runQueues.of(runId).getJob(runId)) return 'joined';
   const recorded = await findExecutionResponse(deps.db, runId);
   return recorded && resultOf(runId, recorded);
 }
