@@ -171,6 +171,8 @@ async function main(): Promise<number> {
     const env = {
       AGENT_HTTP_ALLOW: '127.0.0.1',
       ...(options.workerConcurrency ? { WORKER_CONCURRENCY: String(options.workerConcurrency) } : {}),
+      // The clients are one account: its parents and children together pass the default 5,000 runs in flight.
+      ...(options.fanOut ? { RUNS_IN_FLIGHT: '0' } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
       ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration)) } : {}),
