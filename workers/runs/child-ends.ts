@@ -45,8 +45,13 @@ export async function openChildEnds(deps: { config: Config; db: Db; logger: Logg
   };
 
   let polling = false;
+  // A read of every child asked for while another read was under way: made when that one is done.
+  let everyChildAgain = false;
   const poll = async (olderThan: number, all = false) => {
-    if (polling) return;
+    if (polling) {
+      everyChildAgain ||= all;
+      return;
+    }
     polling = true;
     try {
       const ids = [...waiting].filter(([, child]) => (all || child.polled) && child.since <= olderThan).map(([runId]) => runId);
@@ -59,6 +64,10 @@ export async function openChildEnds(deps: { config: Config; db: Db; logger: Logg
       logger.warn({ err: String(err) }, 'child run ends not read; reading again in a second');
     } finally {
       polling = false;
+      if (everyChildAgain) {
+        everyChildAgain = false;
+        void poll(Date.now(), true);
+      }
     }
   };
   const timer = setInterval(() => void poll(Date.now() - pollMs), pollMs);
