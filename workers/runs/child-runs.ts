@@ -99,10 +99,15 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
   if (!child.newConversation && !uuidPattern.test(child.convid)) return refusal('unknownConversation', 'The conversation is unknown, expired, or paused by another agent.', null);
   const queue = deps.runQueues.of(child.runId);
   const caller = parent.caller;
-  // Read at once: whether it started before, whether its agent exists, its caller's limits.
-  const [before, version, limits] = await Promise.all([startedBefore(deps, child.runId), deps.agents.latestVersion(db, child.agentName), deps.callerLimits.get(caller)]);
+  // Read at once: whether it started before (unless it cannot have), whether its agent exists (known
+  // when this worker read a version of it: agents are never deleted), its caller's limits.
+  const [before, exists, limits] = await Promise.all([
+    child.live ? undefined : startedBefore(deps, child.runId),
+    deps.agents.lastRead(child.agentName) !== undefined || deps.agents.latestVersion(db, child.agentName).then((version) => version !== undefined),
+    deps.callerLimits.get(caller),
+  ]);
   if (before) return before;
-  if (version === undefined) return refusal('agentNotFound', `No agent is named ${child.agentName}.`, null);
+  if (!exists) return refusal('agentNotFound', `No agent is named ${child.agentName}.`, null);
   const slot = await takeRunSlot(deps.redis, config.queuePrefix, caller, child.runId, limits, leftoverAfterMs(config));
   if (!slot.admitted) {
     return refusal('rateLimited', slot.refusedBy === 'runsInFlight' ? `Your account has ${limits.runsInFlight} runs queued or running, its limit.` : `Your account has started ${limits.runsPerMinute} runs this minute, its limit.`, null);

@@ -30,7 +30,7 @@ export async function callAgent(session: Session, payload: Record<string, unknow
     entry = recordEntry<EntryOf<'call'>>(session.journal, { op: 'call', agentName: request.agentName, convid: request.convid, runId: child.runId, childConvid: child.convid });
   }
   session.children ??= new AbortController();
-  const child = { runId: entry.runId, convid: entry.childConvid, newConversation: entry.convid === null, agentName: entry.agentName, inputs: request.inputs };
+  const child = { runId: entry.runId, convid: entry.childConvid, newConversation: entry.convid === null, agentName: entry.agentName, inputs: request.inputs, live: !replayed };
   const result = await calls.run(child, session.children.signal);
   entry.result = result;
   chargeJournal(session.journal, JSON.stringify(result).length);

@@ -55,6 +55,8 @@ export interface ChildCall {
   newConversation: boolean;
   agentName: string;
   inputs: JsonObject;
+  /** Named by a live call of this run (not a replay): no earlier run can have started it. */
+  live: boolean;
 }
 
 /** How a run's sys.call reaches the run path (workers/runs/agent-calls.ts); absent where no child can run. */
