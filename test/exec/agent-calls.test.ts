@@ -289,6 +289,14 @@ describe('agents that call agents', function () {
     assert.equal(call.line, 1);
   });
 
+  it('answers conversationBusy for a call in the conversation the caller runs in, at once', async () => {
+    const selfCaller = uniqueAgentName('selfcaller');
+    await publishAgent(stack.runtime.db, selfCaller, `export default async (sys) => { const r = await sys.call(${JSON.stringify(names.echo)}, { query: 'me' }, { convid: sys.convid }); sys.say(r.resultCode); }`);
+    const res = await execAgent(stack.url, key, { agentName: selfCaller });
+    assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
+    assert.equal(res.body.output[0].text, 'conversationBusy');
+  });
+
   it('throws a TypeError in the agent for inputs that are not JSON', async () => {
     const res = await execAgent(stack.url, key, { agentName: names.caller, inputs: { agentName: names.echo, circular: true } });
     assert.equal(res.body.output[0].text, 'threw TypeError');

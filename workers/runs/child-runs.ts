@@ -97,6 +97,8 @@ function untilEndOrAbort(deps: ChildRunsDeps, child: ChildCall, ended: Promise<C
 async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall): Promise<'queued' | 'joined' | CallResult> {
   const { config, db } = deps;
   if (!child.newConversation && !uuidPattern.test(child.convid)) return refusal('unknownConversation', 'The conversation is unknown, expired, or paused by another agent.', null);
+  // Its turn would come after the parent's, which waits for it: refused rather than left to time out.
+  if (child.convid === parent.convid) return refusal('conversationBusy', 'An agent cannot call an agent in the conversation it runs in: the call would wait for the run that made it.', null);
   const queue = deps.runQueues.of(child.runId);
   const caller = parent.caller;
   // Read at once: whether it started before (unless it cannot have), whether its agent exists (known
