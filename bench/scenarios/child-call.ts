@@ -8,8 +8,8 @@ import { summarize } from '../stats.js';
  * (k) What a child call costs its parent (DESIGN §19): the `callsHello` agent times its
  * `sys.call('hello')` (from the call to its result, in the parent's sandbox); the child's own run is
  * its execution record's start to its commit. The difference is the call's cost: the child's start
- * (its job looked for, its record, its agent, its place among the caller's runs, its job queued), its
- * wait in the queue and its worker's pickup, and its end heard by the parent's worker.
+ * (its place among the caller's runs taken, its job queued), its wait in the queue and its worker's
+ * pickup, its commit, and its end heard by the parent's worker.
  */
 
 interface Timed {
