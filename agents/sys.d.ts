@@ -8,14 +8,15 @@ export type JsonObject = { [key: string]: Json };
 
 export type InputType = 'str' | 'password' | 'text' | 'chooseOne' | 'chooseMany';
 
+/** An input to ask for; null reads as not given (so a child's `askInput` can be asked as it is). */
 export interface AskInputSpec {
   name: string;
   type: InputType;
-  label?: string;
-  description?: string;
+  label?: string | null;
+  description?: string | null;
   /** Required for chooseOne and chooseMany: values, or {value, label} pairs. */
-  options?: (string | { value: string; label: string })[];
-  default?: string | string[];
+  options?: (string | { value: string; label: string })[] | null;
+  default?: string | string[] | null;
 }
 
 export interface FetchResponse {

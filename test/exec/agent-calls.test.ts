@@ -209,6 +209,28 @@ describe('agents that call agents', function () {
     assert.equal(second.output[0].text, 'Hello Ada');
   });
 
+  it("lets the parent ask its own caller a child's ask, then answer the child with the answers", async () => {
+    const relay = uniqueAgentName('relay');
+    await publishAgent(
+      stack.runtime.db,
+      relay,
+      `export default async (sys) => {
+        const first = await sys.call(${JSON.stringify(names.greeter)});
+        const answers = await sys.ask(first.askInput);
+        const second = await sys.call(${JSON.stringify(names.greeter)}, answers, { convid: first.convid });
+        sys.say(second.output[0].text);
+      }`,
+    );
+    const asked = await execAgent(stack.url, key, { agentName: relay });
+    assert.equal(asked.body.resultCode, 'ask', JSON.stringify(asked.body));
+    assert.equal(asked.body.askInput.message, 'Who?');
+    const greeters = (await runRecords(names.greeter)).length;
+    const done = await execAgent(stack.url, key, { agentName: relay, convid: asked.body.convid, inputs: { name: 'Grace' } });
+    assert.equal(done.body.resultCode, 'success', JSON.stringify(done.body));
+    assert.equal(done.body.output[0].text, 'Hello Grace');
+    assert.equal((await runRecords(names.greeter)).length, greeters + 1, 'the first child was not run again; the answer is one more run');
+  });
+
   it('ends a run that calls at depth 9 errorInAgent; 8 levels below the caller run', async () => {
     const res = await execAgent(stack.url, key, { agentName: names.nest });
     assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
