@@ -8,14 +8,15 @@ export type JsonObject = { [key: string]: Json };
 
 export type InputType = 'str' | 'password' | 'text' | 'chooseOne' | 'chooseMany';
 
+/** An input to ask for; null reads as not given (so a child's `askInput` can be asked as it is). */
 export interface AskInputSpec {
   name: string;
   type: InputType;
-  label?: string;
-  description?: string;
+  label?: string | null;
+  description?: string | null;
   /** Required for chooseOne and chooseMany: values, or {value, label} pairs. */
-  options?: (string | { value: string; label: string })[];
-  default?: string | string[];
+  options?: (string | { value: string; label: string })[] | null;
+  default?: string | string[] | null;
 }
 
 export interface FetchResponse {
@@ -67,6 +68,56 @@ export interface StreamedFetchResponse {
   json(): Promise<any>;
 }
 
+/** An output part, as an execution response carries it. */
+export type OutputPart =
+  | { type: 'text'; text: string }
+  | { type: 'html'; html: string }
+  | { type: 'image'; mimeType: string; data: string }
+  | { type: 'image'; mimeType: string; url: string };
+
+/** The ask a child ended on: every descriptor carries all six fields (null where the agent gave none). */
+export interface AskInput {
+  message: string;
+  inputs: {
+    name: string;
+    type: InputType;
+    label: string | null;
+    description: string | null;
+    options: { value: string; label: string }[] | null;
+    default: string | string[] | null;
+  }[];
+}
+
+/**
+ * What `sys.call` answers: how the child run ended (its execution response) and its run id. Besides the
+ * result codes of a run, `agentNotFound` (no agent of that name: no run was made), `rateLimited` (your
+ * account's limits refused the child), `conversationBusy` and `unavailable` (the child could not start).
+ */
+export interface CallResult {
+  resultCode:
+    | 'success'
+    | 'ask'
+    | 'callFailed'
+    | 'failCommand'
+    | 'errorInAgent'
+    | 'unknownConversation'
+    | 'timedOut'
+    | 'stopped'
+    | 'mustLogin'
+    | 'unexpected'
+    | 'agentNotFound'
+    | 'rateLimited'
+    | 'conversationBusy'
+    | 'unavailable';
+  /** The child's conversation: pass it back to continue it (answer its ask). Null when no run was made. */
+  convid: string | null;
+  runId: string | null;
+  output: OutputPart[];
+  /** When the child ended on an ask: answer it with `sys.call(agentName, answers, {convid})`. */
+  askInput?: AskInput;
+  error?: { message: string; line?: number; column?: number; fields?: Record<string, string> };
+}
+
 export interface Sys {
   agentName: string;
   convid: string;
@@ -92,6 +143,15 @@ export interface Sys {
   fetch(url: string, init: FetchInit & { stream: true }): Promise<StreamedFetchResponse>;
   fetch(url: string, init?: FetchInit & { stream?: false }): Promise<FetchResponse>;
   sleep(ms: number): Promise<void>;
+  /**
+   * Runs another agent (its latest version) as a child run of the same caller, in a new conversation
+   * unless `convid` names one of yours, and resolves with how it ended; it does not throw for the
+   * child's failures. Calls run in parallel (`Promise.all`); each counts as a pending call. Inputs must be
+   * a plain JSON object (anything else throws a TypeError). Calls nest at most 8 deep below the
+   * caller's run: a call deeper than that ends the calling run `errorInAgent`. If this run ends (other
+   * than on an ask), the children still running are stopped.
+   */
+  call(agentName: string, inputs?: JsonObject, options?: { convid?: string }): Promise<CallResult>;
   now(): number;
   log(...args: unknown[]): void;
 }

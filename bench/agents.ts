@@ -15,6 +15,12 @@ export const benchAgents = {
   sys.say('go');
   while (true) {}
 }`,
+  callsHello: `export default async (sys) => {
+  await sys.sleep(0); // a first run's first wait confirms its agent version: not the call's cost
+  const t0 = Date.now();
+  const child = await sys.call('hello', { query: 'child' });
+  sys.say(JSON.stringify({ waited: Date.now() - t0, runId: child.runId, resultCode: child.resultCode }));
+}`,
   sleeper: `export default async (sys) => {
   await sys.sleep(8000);
   sys.say('awake');

@@ -14,6 +14,7 @@ import { runScenarios, type Measurement, type Scenario, type ScenarioContext } f
 import { warmUpStack } from './stack-warm-up.js';
 import { askAnswer } from './scenarios/ask.js';
 import { cancelLatency } from './scenarios/cancel.js';
+import { childCall } from './scenarios/child-call.js';
 import { clientCost } from './scenarios/client-cost.js';
 import { conversationSequential, conversationShared } from './scenarios/conversation.js';
 import { helloConcurrent, helloPaired, helloSequential } from './scenarios/hello.js';
@@ -43,7 +44,7 @@ const maxAgentRuntimeMs = 10_000;
 
 /** The scenarios to run: all, or the ones `--only` names (an unknown id stops the bench, naming the known ones). */
 function scenarios(profile: Profile, only: string[] | undefined): Scenario[] {
-  const all = [clientCost, helloSequential, helloPaired, helloConcurrent, helloKeyed, conversationSequential, conversationShared, askAnswer, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
+  const all = [clientCost, helloSequential, helloPaired, helloConcurrent, helloKeyed, conversationSequential, conversationShared, askAnswer, childCall, streaming, cancelLatency, openStreams(profile), submitSequential, submitConcurrent];
   if (!only) return all;
   const unknown = only.filter((id) => !all.some((scenario) => scenario.id === id));
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')}; the scenarios are ${all.map((scenario) => scenario.id).join(', ')}`);

@@ -1,5 +1,5 @@
 import { AppError } from '../shared/errors.js';
-import { callerLimitsMaxAgeMs } from '../server/exec/caller-limits-cache.js';
+import { callerLimitsMaxAgeMs } from '../runs/caller-limits-cache.js';
 import { checkLimitsChange, findNamedAccount, limitsView, readCallerLimits, setCallerLimits, type AccountName, type EffectiveLimits, type LimitName, type LimitsChange, type NamedAccount } from '../runs/caller-limits.js';
 import { CommandError, type Command, type CommandContext } from './command.js';
 

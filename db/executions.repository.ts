@@ -48,3 +48,10 @@ export async function findExecutionResponse(db: Db, id: string): Promise<Executi
   const row = await db.selectFrom('executions').select('response').where('id', '=', id).executeTakeFirst();
   return row?.response as ExecutionResponse | undefined;
 }
+
+/** The stored responses of those of `ids` that have finished, by run id (one statement). */
+export async function findExecutionResponses(db: Db, ids: readonly string[]): Promise<Map<string, ExecutionResponse>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db.selectFrom('executions').select(['id', 'response']).where('id', 'in', ids).execute();
+  return new Map(rows.map((row) => [row.id, row.response as ExecutionResponse]));
+}

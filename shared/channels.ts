@@ -19,6 +19,11 @@ export function webInboxChannel(prefix: string, webId: string): string {
   return `${prefix}:inbox:${webId}`;
 }
 
+/** Pub/sub channel a worker listens on for the ends of the child runs its runs started (sys.call, DESIGN §19). */
+export function workerInboxChannel(prefix: string, workerId: string): string {
+  return `${prefix}:child-ends:${workerId}`;
+}
+
 /** Pub/sub channel of one logged run's events (streamed or idempotent calls). */
 export function runChannel(prefix: string, runId: string): string {
   return `${prefix}:run:${runId}`;

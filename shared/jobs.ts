@@ -35,6 +35,8 @@ export interface RunJobData {
   background?: boolean;
   /** With tracing on (DESIGN §18): the W3C trace context of the span that enqueued it, which the run's own trace links to. */
   traceparent?: string;
+  /** A child run started by an agent's sys.call (DESIGN §19): the run that called it, and how deep it nests below its caller's run (which is 0). */
+  parent?: { runId: string; depth: number };
 }
 
 /** Data of one firing of a schedule (DESIGN §19): its id only; what it runs is read from its row when it fires. */

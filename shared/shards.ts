@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { clusterSlots, crc16, keySlot } from './key-slot.js';
 
 /**
@@ -18,6 +18,11 @@ export interface Shards {
   prefixOf(id: string): string;
   /** A new run id (a random UUID) on the conversation's shard. */
   runIdFor(convid: string): string;
+  /**
+   * The run id that `seed` names, on the conversation's shard: the same seed gives the same id, in
+   * every process (a child run's id is fixed before it starts, DESIGN §19).
+   */
+  runIdFrom(seed: string, convid: string): string;
 }
 
 export function createShards(prefix: string, count: number): Shards {
@@ -34,7 +39,23 @@ export function createShards(prefix: string, count: number): Shards {
         if (of(runId) === shard) return runId;
       }
     },
+    runIdFrom(seed, convid) {
+      const shard = of(convid);
+      for (let n = 0; ; n += 1) {
+        const runId = uuidFrom(n === 0 ? seed : `${seed}#${n}`);
+        if (of(runId) === shard) return runId;
+      }
+    },
   };
+}
+
+/** A UUID (version 8, RFC 9562: made by the application) that is a hash of `seed`. */
+export function uuidFrom(seed: string): string {
+  const bytes = createHash('sha256').update(seed).digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 /**

@@ -14,7 +14,7 @@ const where = {
 };
 
 /** The sys functions a trace names. */
-export const tracedCalls = ['say', 'html', 'image', 'write', 'fail', 'now', 'sleep', 'fetch', 'ask'] as const;
+export const tracedCalls = ['say', 'html', 'image', 'write', 'fail', 'now', 'sleep', 'fetch', 'ask', 'call'] as const;
 export type TracedCall = (typeof tracedCalls)[number];
 
 export const traceEvent = z.discriminatedUnion('kind', [

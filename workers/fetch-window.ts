@@ -13,6 +13,12 @@ export interface FetchWindow {
   started(): void;
   /** A run's processor is over. */
   ended(): void;
+  /**
+   * A run that waits on runs of its own (sys.call's children, DESIGN §19) lends its place to them
+   * until the returned function is called: counted out of `max` meanwhile, so a worker full of
+   * parents still starts their children instead of waiting for them for ever.
+   */
+  lend(): () => void;
 }
 
 /** Runs ahead of the processors: enough to hide a fetch's round trip, few enough to keep the order. */
@@ -26,10 +32,12 @@ export const defaultFetchAhead = 8;
 export function applyFetchWindow(workers: readonly Worker[], max: number, ahead = defaultFetchAhead): FetchWindow[] {
   const running = workers.map(() => 0);
   let total = 0;
+  // Places lent by runs waiting on their children: held by BullMQ, not counted against `max`.
+  let lent = 0;
   const follow = () => {
-    const room = Math.max(0, Math.min(ahead, max - total));
+    const room = Math.max(0, Math.min(ahead, max - (total - lent)));
     workers.forEach((worker, i) => {
-      worker.concurrency = Math.max(1, Math.min(max, running[i]! + room));
+      worker.concurrency = Math.max(1, Math.min(max + lent, running[i]! + room));
     });
   };
   follow();
@@ -44,5 +52,27 @@ export function applyFetchWindow(workers: readonly Worker[], max: number, ahead 
       total -= 1;
       follow();
     },
+    lend() {
+      lent += 1;
+      follow();
+      for (const worker of workers) wakeMainLoop(worker);
+      let given = false;
+      return () => {
+        if (given) return;
+        given = true;
+        lent -= 1;
+        follow();
+      };
+    },
   }));
+}
+
+/**
+ * BullMQ's main loop reads the concurrency only when one of the fetches or jobs it holds settles: with
+ * every job it holds waiting (parents on their children), a higher concurrency would be seen only at
+ * the next job's end. It is woken the way BullMQ's own `resume()` wakes it (worker.js, 6.7): a settled
+ * promise added to the queue it waits on.
+ */
+function wakeMainLoop(worker: Worker): void {
+  (worker as unknown as { mainLoopQueue?: { add(promise: Promise<unknown>): void } | null }).mainLoopQueue?.add(Promise.resolve());
 }

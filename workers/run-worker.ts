@@ -29,6 +29,10 @@ import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 import { openRedis } from '../runs/redis-connection.js';
 import { newWorkerId, startWorkerStatus } from '../runs/worker-status.js';
 import { hostname } from 'node:os';
+import { createCallerLimitsCache } from '../runs/caller-limits-cache.js';
+import { openRunQueues } from '../runs/run-queues.js';
+import { openChildEnds } from './runs/child-ends.js';
+import { createChildRuns } from './runs/child-runs.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -63,7 +67,14 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const webhooks = new Queue<WebhookJobData>(webhookQueueName, { connection: queueConnection, prefix });
   webhooks.on('error', (err) => logger.warn({ err: String(err) }, 'webhook queue error'));
   const runMetrics = createRunMetricsRecorder(publisher, prefix);
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, startGate: createStartGate(startGateWidth), agents: createAgentCodeCache(), conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
+  const agents = createAgentCodeCache();
+  // sys.call's children (DESIGN §19): queued as the web process queues a run, their ends heard on this worker's inbox.
+  const runQueues = openRunQueues(shardsOf(config), queueConnection, (err) => logger.warn({ err: String(err) }, 'run queue error'));
+  const childEnds = await openChildEnds({ config, db: deps.db, logger, reader: publisher });
+  let windows: FetchWindow[] = [];
+  const lendPlace = () => windows[0]?.lend() ?? (() => undefined);
+  const childRuns = createChildRuns({ ...deps, redis: publisher, runQueues, agents, callerLimits: createCallerLimitsCache(deps.db, config), ends: childEnds, lendPlace });
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, startGate: createStartGate(startGateWidth), agents, childRuns, conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
 
   const subscriber = await subscribeToControl(config, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
@@ -75,7 +86,6 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const processor = createRunAgentProcessor(processorDeps);
   // One BullMQ worker per shard's queue (DESIGN §17), sharing the fetch window and the start gate: the
   // runs held and started are the process's, in their fair order whatever shard they came from.
-  let windows: FetchWindow[] = [];
   let runsInFlight = 0;
   const workers = shardsOf(config).prefixes.map(
     (shardPrefix, shard) =>
@@ -139,6 +149,8 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
       connection.disconnect();
       subscriber.disconnect();
       await webhooks.close();
+      await childEnds.close();
+      await runQueues.close();
       queueConnection.disconnect();
       await runMetrics.close();
       publisher.disconnect();

@@ -19,7 +19,7 @@ import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloo
 
 /**
  * `npm run bench:io [-- --clients C --seconds T --warmup W --duration D --worker-concurrency N --stream
- * [--per-token] [--floors] --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
+ * [--per-token] [--floors] --fan-out F --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
  * (first byte after 300 ms, the body streamed in K pieces, 20 unless told, until T s); an agent awaits
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
@@ -43,6 +43,12 @@ import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloo
  * (`direct`), and a front, a Redis list, a runner and pub/sub (`pubsub`: the product's hops doing
  * nothing else). Adds `floors` (each one's relay, runs/s and cores) and `relayToFloor` (the product's
  * relay p50 and p99 over each floor's), which hold still while the machine's speed does not.
+ *
+ * `--fan-out F` (DESIGN §19): each call's agent is a parent that runs F children at once with
+ * `sys.call`, each child the agent above (it awaits the LLM-like server); runs/s and the limit count
+ * the parents, the added latency is the parent's. Every child waits T s too, so the worker holds
+ * C × (F + 1) runs at the peak: give it `--worker-concurrency` for them (a parent waiting on its
+ * children lends them its place). Writes bench/io-fanout-results.json.
  *
  * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
  * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
@@ -72,6 +78,18 @@ const perTokenAgentSource = `export default async function (sys) {
   sys.vars.calls = (sys.vars.calls ?? 0) + 1;
 }`;
 
+/** `--fan-out F`: the parent the clients call, fanning out to F children that each run agentSource (as `fetcher`). */
+const fanOutChild = 'fetcher';
+function fanOutAgentSource(children: number): string {
+  return `export default async function (sys) {
+  const answers = await Promise.all(Array.from({ length: ${children} }, () => sys.call('${fanOutChild}', { url: sys.inputs.url })));
+  const failed = answers.filter((answer) => answer.resultCode !== 'success');
+  if (failed.length > 0) sys.fail(failed.length + ' children failed, the first ' + failed[0].resultCode + ': ' + (failed[0].error ? failed[0].error.message : ''));
+  sys.vars.calls = (sys.vars.calls ?? 0) + 1;
+  sys.say(answers.length + ' answers');
+}`;
+}
+
 interface IoOptions {
   /** The agent streams from the LLM-like server and the clients stream from the API. */
   stream: boolean;
@@ -91,12 +109,14 @@ interface IoOptions {
   tokens: number;
   /** With `stream`: the relay floors measured after the product, with the same clients and window (relay-floor.ts). */
   floors: boolean;
+  /** Children each call's agent runs at once with sys.call (0: none, the agent awaits the server itself). */
+  fanOut: number;
 }
 
 function parseOptions(argv: string[]): IoOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' }, floors: { type: 'boolean' } },
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' }, floors: { type: 'boolean' }, 'fan-out': { type: 'string' } },
   });
   const number = (name: string, value: string | undefined, fallback: number, { zero = false } = {}) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -106,6 +126,7 @@ function parseOptions(argv: string[]): IoOptions {
   const concurrency = values['worker-concurrency'];
   if (values['per-token'] && !values.stream) throw new Error('--per-token needs --stream');
   if (values.floors && !values.stream) throw new Error('--floors needs --stream');
+  if (values['fan-out'] !== undefined && values.stream) throw new Error('--fan-out is for whole answers, not --stream');
   return {
     stream: values.stream === true,
     perToken: values['per-token'] === true,
@@ -118,6 +139,7 @@ function parseOptions(argv: string[]): IoOptions {
     profileDir: values['profile-dir'] ?? '.',
     tokens: Math.round(number('tokens', values.tokens, 20)),
     floors: values.floors === true,
+    fanOut: Math.round(number('fan-out', values['fan-out'], 0, { zero: true })),
   };
 }
 
@@ -137,7 +159,10 @@ async function main(): Promise<number> {
   await import('./loop-probe.js');
   teardown.add('remove the loop probes', () => rmSync(probeDir, { recursive: true, force: true }));
   try {
-    const fixture = await createFixture(databaseUrl, { [agentName]: options.stream ? (options.perToken ? perTokenAgentSource : streamingAgentSource) : agentSource });
+    const agents: Record<string, string> = options.fanOut
+      ? { [agentName]: fanOutAgentSource(options.fanOut), [fanOutChild]: agentSource }
+      : { [agentName]: options.stream ? (options.perToken ? perTokenAgentSource : streamingAgentSource) : agentSource };
+    const fixture = await createFixture(databaseUrl, agents);
     const format = options.stream ? 'chat-stream' : 'text';
     const upstream = await startLlmLikeServer({ firstByteMs: 300, totalMs: options.seconds * 1000, chunks: options.tokens, format });
     teardown.add('stop the LLM-like server', () => upstream.close());
@@ -146,6 +171,8 @@ async function main(): Promise<number> {
     const env = {
       AGENT_HTTP_ALLOW: '127.0.0.1',
       ...(options.workerConcurrency ? { WORKER_CONCURRENCY: String(options.workerConcurrency) } : {}),
+      // The clients are one account: its parents and children together pass the default 5,000 runs in flight.
+      ...(options.fanOut ? { RUNS_IN_FLIGHT: '0' } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
       ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration)) } : {}),
@@ -188,7 +215,7 @@ async function main(): Promise<number> {
     const added = summarize(latencies.map((ms) => ms - options.seconds * 1000));
     const results = {
       at: new Date().toISOString(),
-      mode: options.stream ? `streamed (agent and client), ${options.perToken ? 'the agent taking each token' : 'relayed'}` : 'whole answers',
+      mode: options.stream ? `streamed (agent and client), ${options.perToken ? 'the agent taking each token' : 'relayed'}` : options.fanOut ? `whole answers, each call a parent of ${options.fanOut} children` : 'whole answers',
       clients: options.clients,
       workerConcurrency: options.workerConcurrency ?? 'default',
       upstreamSeconds: options.seconds,
@@ -219,7 +246,7 @@ async function main(): Promise<number> {
     const floors = options.floors ? await measureFloors(options, { upstream: upstream.url, prefix: queuePrefix, timing }, processes) : undefined;
     if (floors) Object.assign(results, { floors, relayToFloor: relayRatios(results.tokenRelayMs!, floors) });
     printResults(results);
-    const resultsFile = options.stream ? 'io-stream-results.json' : 'io-results.json';
+    const resultsFile = options.stream ? 'io-stream-results.json' : options.fanOut ? 'io-fanout-results.json' : 'io-results.json';
     writeFileSync(new URL(`../../../bench/${resultsFile}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
     return errors.length === 0 ? 0 : 1;
   } finally {

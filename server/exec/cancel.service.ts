@@ -1,9 +1,7 @@
 import { Job } from 'bullmq';
 import type { Principal } from '../../shared/api.js';
-import { controlChannel } from '../../shared/channels.js';
-import type { ControlMessage } from '../../shared/events.js';
 import type { RunJobData } from '../../shared/jobs.js';
-import { endWithoutRun } from '../../runs/end-without-run.js';
+import { stopRun } from '../../runs/stop-run.js';
 import type { WebDeps } from '../deps.js';
 import { findActiveRuns } from './active-runs.js';
 
@@ -29,15 +27,7 @@ export async function cancelAnyRun(deps: WebDeps, runId: string): Promise<boolea
 async function stopRuns(deps: WebDeps, runIds: readonly string[]): Promise<boolean> {
   const prefix = deps.config.queuePrefix;
   let cancelled = false;
-  for (const runId of runIds) {
-    const job = await Job.fromId<RunJobData>(deps.runQueues.of(runId), runId);
-    if (!job) continue; // ended already
-    cancelled = true;
-    const message: ControlMessage = { type: 'cancel', runId };
-    await deps.redis.publish(controlChannel(prefix), JSON.stringify(message));
-    // Withdrawn before any worker had it: it ends `stopped` here, as the worker would end it.
-    if (await withdraw(job)) await endWithoutRun(deps, { ending: 'cancelledInQueue', run: job.data });
-  }
+  for (const runId of runIds) if (await stopRun(deps, runId)) cancelled = true;
   return cancelled;
 }
 
@@ -45,14 +35,4 @@ async function stopRuns(deps: WebDeps, runIds: readonly string[]): Promise<boole
 async function ownRunGoingOn(deps: WebDeps, caller: Principal, runId: string): Promise<string[]> {
   const job = await Job.fromId<RunJobData>(deps.runQueues.of(runId), runId);
   return job && job.data.caller.kind === caller.kind && job.data.caller.id === caller.id ? [runId] : [];
-}
-
-/** Removes a job no worker holds; false when a worker has it (BullMQ refuses to remove a locked job). */
-async function withdraw(job: Job<RunJobData>): Promise<boolean> {
-  try {
-    await job.remove();
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -19,7 +19,7 @@ describe('example agents', () => {
   before(async () => {
     stack = await startStack();
     key = (await createAccount(stack.runtime.db)).key;
-    for (const file of ['hello', 'ask-all', 'http-api']) {
+    for (const file of ['hello', 'ask-all', 'http-api', 'research']) {
       names[file] = uniqueAgentName(file);
       await publishAgent(stack.runtime.db, names[file]!, await readFile(`${agentsDir}${file}.ts`, 'utf8'));
     }
@@ -39,6 +39,23 @@ describe('example agents', () => {
     assert.equal(first.body.output[0].text, 'Hello, Ada! (call 1 in this conversation)');
     const second = await execAgent(stack.url, key, { agentName: names.hello, convid: first.body.convid });
     assert.equal(second.body.output[0].text, 'Hello, world! (call 2 in this conversation)');
+  });
+
+  it('research fans a question out to three researcher runs at once and combines their answers', async () => {
+    const res = await execAgent(stack.url, key, { agentName: names.research, inputs: { query: 'Tides', researcher: names.hello } });
+    assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
+    assert.equal(
+      res.body.output[0].text,
+      [
+        '## Tides',
+        '### history',
+        'Hello, Tides (history)! (call 1 in this conversation)',
+        '### state of the art',
+        'Hello, Tides (state of the art)! (call 1 in this conversation)',
+        '### open problems',
+        'Hello, Tides (open problems)! (call 1 in this conversation)',
+      ].join('\n\n'),
+    );
   });
 
   it('ask-all asks for every input type and uses the answers', async () => {

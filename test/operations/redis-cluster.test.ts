@@ -50,6 +50,7 @@ describe('on a Redis Cluster (web and worker processes)', function () {
   let keysMaster: ClusterNode;
   const sayer = uniqueAgentName('sayer');
   const spinner = uniqueAgentName('spinner');
+  const fanner = uniqueAgentName('fanner');
   let counter = '';
   let asker = '';
 
@@ -82,6 +83,7 @@ describe('on a Redis Cluster (web and worker processes)', function () {
     accountName = account.name;
     await publishAgent(db, sayer, `export default async (sys) => { sys.say('one ' + (sys.query ?? '')); await sys.sleep(100); sys.say('two'); }`);
     await publishAgent(db, spinner, `export default async (sys) => { sys.say('spinning'); for (;;) {} }`);
+    await publishAgent(db, fanner, `export default async (sys) => { const r = await Promise.all(['a', 'b', 'c'].map((q) => sys.call(${JSON.stringify(sayer)}, { query: q }))); sys.say(r.map((x) => x.output[0].text).join()); }`);
     ({ counter, asker } = await publishFaultAgents(db));
     processes = await startWebAndWorker(env);
   });
@@ -142,6 +144,12 @@ describe('on a Redis Cluster (web and worker processes)', function () {
     assert.deepEqual((await post(url, '/api/exec/cancel', { convid }, { key })).body, { cancelled: true });
     const end = await stream.next((e) => e.event === 'end');
     assert.equal(end.data.resultCode, 'stopped');
+  });
+
+  it('runs child runs of sys.call, their ends heard by sharded pub/sub', async () => {
+    const res = await execAgent(url, key, { agentName: fanner });
+    assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
+    assert.equal(res.body.output[0].text, 'one a,one b,one c');
   });
 
   it('runs a background submit and delivers its webhook', async () => {

@@ -4,12 +4,12 @@ import { Redis } from 'ioredis';
 import { runChannel, runEventsKey, webInboxChannel } from '../../shared/channels.js';
 import type { LoggedEvent } from '../../shared/events.js';
 import { createLogger } from '../../shared/logger.js';
-import { openRunEvents, type RunEvents } from '../../server/exec/run-events.js';
+import { openRunEvents, type RunEvents } from '../../runs/run-events.js';
 import { testEnv } from '../helpers/test-env.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
- * How a web process follows a logged run (server/exec/run-events.ts `follow`), against a real Redis:
+ * How a web process follows a logged run (runs/run-events.ts `follow`), against a real Redis:
  * what it relays, and how often it reads the run's event list for it (a MONITOR connection sees every
  * command).
  */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createShards, shardPrefix } from '../../shared/shards.js';
+import { createShards, shardPrefix, uuidFrom } from '../../shared/shards.js';
 import { crc16, keySlot } from '../../shared/key-slot.js';
 
 describe('shards (DESIGN §17)', () => {
@@ -42,5 +42,20 @@ describe('shards (DESIGN §17)', () => {
       seen[shards.of(convid)]! += 1;
     }
     for (const count of seen) assert.ok(count > 60, `each shard has a share of the conversations: ${seen.join(', ')}`);
+  });
+
+  it('names a child run by its seed: the same id for the same seed in any process, on its conversation\'s shard', () => {
+    const shards = createShards('{agentexec}', 3);
+    const other = createShards('{agentexec}', 3);
+    const ids = new Set<string>();
+    for (let i = 0; i < 100; i += 1) {
+      const convid = uuidFrom(`parent/call/${i}/conversation`);
+      const runId = shards.runIdFrom(`parent/call/${i}`, convid);
+      assert.match(runId, /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      assert.equal(shards.of(runId), shards.of(convid));
+      assert.equal(other.runIdFrom(`parent/call/${i}`, convid), runId);
+      ids.add(runId);
+    }
+    assert.equal(ids.size, 100, 'another seed, another id');
   });
 });

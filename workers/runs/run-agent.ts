@@ -6,6 +6,7 @@ import { maskableValues } from '../../shared/agent-secrets.js';
 import { runSandbox, runSandboxInline } from '../sandbox/run-sandbox.js';
 import type { SandboxEnding } from '../sandbox/sandbox-endings.js';
 import type { InlineDeclined, InlineEntry, SandboxError, SandboxRun } from '../sandbox/sandbox.types.js';
+import { agentCallsOf } from './agent-calls.js';
 import { draftRunResponse, secretSetOf } from './draft-runs.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
 import type { RunStart } from './run-start.js';
@@ -91,6 +92,7 @@ async function sandboxRunOf(
     signal,
     hold,
     httpAllow: deps.config.agentHttpAllow,
+    agentCalls: deps.childRuns && agentCallsOf(deps.childRuns, deps.config, data),
     secrets,
     onPart: data.events.kind === 'log' ? sink.part : undefined,
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,

@@ -13,6 +13,7 @@ import type { ContextPool } from '../sandbox/context-pool.js';
 import type { AgentCodeCache } from './agent-code-cache.js';
 import type { AgentSecretsCache } from './agent-secrets-cache.js';
 import type { StartGate } from './start-gate.js';
+import type { ChildRuns } from './child-runs.js';
 
 /** What a worker's run of an agent needs (built once per worker, run-worker.ts). */
 export interface RunDeps {
@@ -29,6 +30,8 @@ export interface RunDeps {
   commits: ConversationCommits;
   /** Orders the starts of the runs this worker holds by their fair priority (absent in the web process's short runs). */
   startGate?: StartGate;
+  /** Starts and awaits the child runs of sys.call (absent in the web process's short runs, which never make one). */
+  childRuns?: ChildRuns;
 }
 
 /** Where the parts of a logged run (streamed, or joinable) go as they are made. */

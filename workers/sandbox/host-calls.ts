@@ -4,6 +4,7 @@ import { AgentFault, AgentTypeError } from './error-codes.js';
 import { FetchFailure } from '../outbound-http/http-fetch.js';
 import { isReplaying } from './journal.js';
 import { callAsk, callFetch, callNow, callSleep } from './journaled-calls.js';
+import { callAgent } from './agent-calls.js';
 import { addPart, imagePart, writeText, type OutputChange } from './output.js';
 import { errorInAgent, failCommand, hostError } from './sandbox-endings.js';
 import { emitChange, hasEnded, report, type Session } from './session.js';
@@ -46,7 +47,7 @@ const syncOps: Record<string, (session: Session, payload: Payload) => unknown> =
 };
 
 const tooManyPendingCalls = new AgentFault(
-  `too many pending calls: a run may wait on at most ${maxPendingCalls} sys calls (sleep, fetch, ask) at once`,
+  `too many pending calls: a run may wait on at most ${maxPendingCalls} sys calls (sleep, fetch, ask, call) at once`,
 );
 
 /** Ends the run errorInAgent for passing maxPendingCalls (DESIGN §12); the reply unwinds the isolate. */
@@ -61,6 +62,7 @@ const asyncOps: Record<string, (session: Session, payload: Payload) => Promise<u
   // Each piece relayed is written as the agent's own sys.write would be.
   fetchRelay: (session, p) => callFetchRelay(session, p, (text) => makeQueued(session, 'write', writeOutput, { text })),
   ask: callAsk,
+  call: callAgent,
 };
 
 export function handleSyncCall(session: Session, op: unknown, payloadText: unknown, outbox: unknown): string {

@@ -69,7 +69,7 @@ export function takeReplayed<K extends JournalOp>(
 /** Appends a live entry; the caller may fill in its result later (a fetch keeps its call-order slot). */
 export function recordEntry<E extends JournalEntry>(journal: Journal, entry: E): E {
   if (journal.recorded.length >= maxJournalEntries) {
-    throw new AgentFault(`journal too long: a run may make at most ${maxJournalEntries} journaled calls (now, sleep, fetch, ask)`);
+    throw new AgentFault(`journal too long: a run may make at most ${maxJournalEntries} journaled calls (now, sleep, fetch, ask, call)`);
   }
   chargeJournal(journal, entryOverheadBytes + ('url' in entry ? entry.url.length : 0));
   journal.recorded.push(entry);

@@ -90,6 +90,8 @@ function startRun(run: SandboxRun, inline: InlineEntry | undefined, pool: Contex
         releaseSandbox(pool, session, held);
         for (const sleeping of session.timers) clearTimeout(sleeping);
         closeFetchSlots(session.fetchSlots);
+        // A run paused on an ask leaves its children running (its resume waits for them); any other end stops them.
+        session.children?.abort('declined' in ending || ending.resultCode !== 'ask' ? 'stop' : 'detach');
         resolve('declined' in ending ? ending : ({ ...limitError(maskError(ending, session.mask)), output: session.output.parts } as SandboxEnding));
       },
     };

@@ -1,7 +1,7 @@
 import type { TracedCall } from '../../shared/trace.js';
 import type { TimelineEntry } from '../../shared/run-timeline.js';
 import type { FetchResult } from '../outbound-http/http-fetch.js';
-import type { AskInput, Answers, HistoryEntry, JsonObject, OutputPart, PrincipalKind, Role } from '../../shared/api.js';
+import type { AskInput, Answers, ExecutionError, HistoryEntry, JsonObject, OutputPart, PrincipalKind, Role, ResultCode } from '../../shared/api.js';
 
 /**
  * One non-deterministic call made by a run, in call order. On resume the journal is replayed:
@@ -21,7 +21,61 @@ export type JournalEntry =
       /** `stream: true`: the body as the agent read it, chunk by chunk, and how it ended (if it did). */
       stream?: { chunks: string[]; end?: 'done' | { error: string } };
     }
-  | { op: 'ask'; ask: AskInput; answers?: Answers };
+  | { op: 'ask'; ask: AskInput; answers?: Answers }
+  | {
+      op: 'call';
+      agentName: string;
+      /** The conversation the agent named (null: a new one). */
+      convid: string | null;
+      /** The child run, fixed before it started (AgentCalls.childOf), and its conversation. */
+      runId: string;
+      childConvid: string;
+      /** How the child ended; none yet when the run paused while the child still ran (its replay then waits for that child). */
+      result?: CallResult;
+    };
+
+/** Why sys.call ran no child (or the child was refused before its agent ran): no record of a run exists then. */
+export type CallRefusal = 'agentNotFound' | 'rateLimited' | 'conversationBusy' | 'unavailable';
+
+/** What sys.call answers (DESIGN §19): how the child run ended, as its execution response says, with its run id. */
+export interface CallResult {
+  resultCode: ResultCode | CallRefusal;
+  /** The child's conversation; null when no run was made (agentNotFound, rateLimited). */
+  convid: string | null;
+  runId: string | null;
+  output: OutputPart[];
+  askInput?: AskInput;
+  error?: ExecutionError;
+}
+
+/** A child run to start, or to join when it started before (the same ids). */
+export interface ChildCall {
+  runId: string;
+  convid: string;
+  /** True when the child makes its conversation (no convid was named). */
+  newConversation: boolean;
+  agentName: string;
+  inputs: JsonObject;
+  /** Named by a live call of this run (not a replay): no earlier run can have started it. */
+  live: boolean;
+}
+
+/** How a run's sys.call reaches the run path (workers/runs/agent-calls.ts); absent where no child can run. */
+export interface AgentCalls {
+  /** How deep the run nests below its caller's run (the caller's own run is 0). */
+  depth: number;
+  /**
+   * The child of the run's journaled call number `callNumber`, in the conversation named (or a new one):
+   * the same ids in every process and every try of the same run.
+   */
+  childOf(callNumber: number, convid: string | null): { runId: string; convid: string };
+  /**
+   * Starts the child, or joins it when it started before, and resolves with how it ended. `signal`
+   * aborts with `'detach'` (the run paused: stop waiting, the child goes on) or anything else (the run
+   * ended: the child is stopped too).
+   */
+  run(child: ChildCall, signal: AbortSignal): Promise<CallResult>;
+}
 
 
 export interface SandboxError {
@@ -88,6 +142,8 @@ export interface SandboxRun {
   signal?: AbortSignal;
   /** AGENT_HTTP_ALLOW entries. */
   httpAllow: string[];
+  /** sys.call's way to the run path; without it sys.call throws. */
+  agentCalls?: AgentCalls;
   /**
    * The agent name's secrets (DESIGN §13), its `sys.secrets`. What the run records of its requests
    * (the journal's URLs and errors) and the error it ends with have their values masked

@@ -23,6 +23,8 @@ export interface Session {
   timers: Set<NodeJS.Timeout>;
   /** The run's sys.fetch slots (16 in flight, the others waiting), closed as it ends. */
   fetchSlots: FetchSlots;
+  /** Aborted as the run ends (sys.call's children: agent-calls.ts); made at the first call. */
+  children?: AbortController;
   /** `text` with the run's secret values masked (for what the journal records of a request). */
   mask: (text: string) => string;
   /** The bodies of its streamed fetches the agent may still read. */

@@ -84,6 +84,8 @@ function emit(session: Session, event: SandboxTrace): number | undefined {
 function callArgs(op: TracedCall, payload: Payload): unknown {
   const { site: _site, ...args } = payload;
   if (op === 'ask') return { spec: payload.spec };
+  // sys.call's inputs cross as the JSON text the isolate made of them.
+  if (op === 'call' && typeof args.inputs === 'string') return { ...args, inputs: JSON.parse(args.inputs) as unknown };
   if (op === 'fetch' && isRecord(args.headers)) {
     const headers = Object.fromEntries(Object.entries(args.headers).map(([name, value]) => [name, credentialHeaders.test(name) ? maskedValue : value]));
     return { ...args, headers };

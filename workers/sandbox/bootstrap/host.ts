@@ -25,7 +25,7 @@ export interface Host {
 }
 
 export type SyncOp = 'say' | 'html' | 'image' | 'log' | 'fail' | 'now' | 'trace' | 'tooManyPending' | 'fetchClose' | 'flush' | 'history';
-export type AsyncOp = 'sleep' | 'fetch' | 'fetchRead' | 'fetchRelay' | 'ask' | 'returned';
+export type AsyncOp = 'sleep' | 'fetch' | 'fetchRead' | 'fetchRelay' | 'ask' | 'call' | 'returned';
 /**
  * Text written with sys.write (token streaming): nothing comes back, so it waits in the run's outbox
  * for the next host call. Parts and log lines still cross at once: one made just before code that

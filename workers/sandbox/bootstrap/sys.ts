@@ -148,6 +148,12 @@ export function makeSys(run: Run, config: RunConfig) {
       const conv = jsonText(sys.conv, 'sys.conv');
       return callAsync(run, 'ask', traced(run, { spec, vars, conv }));
     },
+    async call(agentName: unknown, inputs?: unknown, options?: { convid?: unknown } | null): Promise<unknown> {
+      // Refused here, as a TypeError the agent can catch: inputs that would not reach the child as they are.
+      const text = jsonText(inputs === undefined ? {} : inputs, 'sys.call inputs');
+      const convid = options === undefined || options === null || options.convid === undefined ? null : options.convid;
+      return callAsync(run, 'call', traced(run, { agentName, inputs: text, convid }));
+    },
   };
   if (run.trace) {
     Object.defineProperty(sys, 'vars', { ...watchVariables(run, 'vars', config.vars), enumerable: true });

@@ -1,11 +1,11 @@
-import type { Principal } from '../../shared/api.js';
-import { callerName } from '../../shared/channels.js';
-import type { Config } from '../../shared/config.js';
-import type { Db } from '../../db/database.js';
-import { readCallerLimits, type CallerLimits } from '../../runs/caller-limits.js';
+import type { Principal } from '../shared/api.js';
+import { callerName } from '../shared/channels.js';
+import type { Config } from '../shared/config.js';
+import type { Db } from '../db/database.js';
+import { readCallerLimits, type CallerLimits } from './caller-limits.js';
 
 /**
- * Each caller's limits as this web process last read them, so a call costs no PostgreSQL read. An
+ * Each caller's limits as this process last read them, so a call costs no PostgreSQL read. An
  * admin's change is seen here at once (setLimits drops the entry) and by the other web processes
  * within `maxAgeMs`: a limit is a guard against floods, a few seconds of an old value is harmless.
  */

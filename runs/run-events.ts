@@ -1,10 +1,10 @@
-import { runChannel, runEventsKey } from '../../shared/channels.js';
-import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../../shared/events.js';
-import { afterIoPoll } from '../../shared/after-io-poll.js';
-import { settledPerTurn } from '../../runs/per-turn-batch.js';
-import type { Logger } from '../../shared/logger.js';
-import { openRedis, type RedisClient, type RedisTarget } from '../../runs/redis-connection.js';
-import { onRunEventMessage, onRunEventSubscriptions, subscribeRunEvents, unsubscribeRunEvents } from '../../runs/run-event-pubsub.js';
+import { runChannel, runEventsKey } from '../shared/channels.js';
+import { firstWorkerEventId, type LoggedEvent, type RunEvent } from '../shared/events.js';
+import { afterIoPoll } from '../shared/after-io-poll.js';
+import { settledPerTurn } from './per-turn-batch.js';
+import type { Logger } from '../shared/logger.js';
+import { openRedis, type RedisClient, type RedisTarget } from './redis-connection.js';
+import { onRunEventMessage, onRunEventSubscriptions, subscribeRunEvents, unsubscribeRunEvents } from './run-event-pubsub.js';
 
 /**
  * How a web process receives the events of runs, over one subscriber connection:

@@ -1,0 +1,187 @@
+import type { ExecutionResponse } from '../../shared/api.js';
+import type { Config } from '../../shared/config.js';
+import type { RunJobData } from '../../shared/jobs.js';
+import type { Logger } from '../../shared/logger.js';
+import type { SecretBox } from '../../shared/secret-box.js';
+import { shardsOf } from '../../shared/shards.js';
+import type { Db } from '../../db/database.js';
+import { findExecutionResponse } from '../../db/executions.repository.js';
+import type { CallerLimitsCache } from '../../runs/caller-limits-cache.js';
+import { activeTraceparent } from '../../runs/child-span.js';
+import { fairPriority, queuePriority } from '../../runs/fair-priority.js';
+import type { RedisClient } from '../../runs/redis-connection.js';
+import type { RunQueues } from '../../runs/run-queues.js';
+import { releaseRunSlot, slotLeftoverAfterMs, takeRunSlot } from '../../runs/run-slots.js';
+import { stopRun } from '../../runs/stop-run.js';
+import { enqueueTurn, leaveTurn, turnLifetimeMs, type Turn } from '../../runs/turns.js';
+import type { CallRefusal, CallResult, ChildCall } from '../sandbox/sandbox.types.js';
+import type { AgentCodeCache } from './agent-code-cache.js';
+import type { ChildEnd, ChildEnds } from './child-ends.js';
+
+/**
+ * The child runs of sys.call (DESIGN §19), for every run of one worker. A child is a run like any
+ * other: its caller's (the parent's), counted against that caller's limits and queued at its fair
+ * priority (§16), in a conversation of its own unless the parent named one, with an execution record.
+ * Its id is fixed before it starts (workers/runs/agent-calls.ts), and starting it is idempotent on
+ * that id: a child whose job is there is joined, one with a record has ended and its record answers,
+ * and only a child with neither is queued, with its id as its job id. A parent tried again, or resumed
+ * before its child's end was recorded, so waits for the same child instead of starting another.
+ */
+export interface ChildRuns {
+  /** Starts (or joins) `child` of the run `parent`, and resolves with how it ended; see AgentCalls.run. */
+  run(parent: RunJobData, child: ChildCall, signal: AbortSignal): Promise<CallResult>;
+  /** A run waiting on its children lends its place in the worker to them until the function returned is called (ChildRunsDeps.lendPlace). */
+  lendPlace(): () => void;
+}
+
+export interface ChildRunsDeps {
+  config: Config;
+  db: Db;
+  box: SecretBox;
+  logger: Logger;
+  /** The connection for the turn, the place in flight and the cancel (not a blocking one). */
+  redis: RedisClient;
+  runQueues: RunQueues;
+  agents: AgentCodeCache;
+  callerLimits: CallerLimitsCache;
+  ends: ChildEnds;
+  /** Counts a waiting parent out of the runs the worker holds (workers/fetch-window.ts FetchWindow.lend). */
+  lendPlace?: () => () => void;
+}
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function createChildRuns(deps: ChildRunsDeps): ChildRuns {
+  return {
+    async run(parent, child, signal) {
+      // The end is listened for before the job exists: pub/sub keeps nothing for late subscribers.
+      const waiting = deps.ends.await(child.runId);
+      try {
+        const started = await startChild(deps, parent, child).catch((err: unknown) => {
+          deps.logger.warn({ err: String(err), runId: child.runId }, 'child run not started');
+          return refusal('unavailable', 'The child run could not be started; try again.', null);
+        });
+        if (started === 'queued') waiting.publishesHere();
+        else if (started !== 'joined') return started;
+        return resultOfEnd(child, await untilEndOrAbort(deps, child, waiting.ended, signal));
+      } finally {
+        waiting.stop();
+      }
+    },
+    lendPlace: () => deps.lendPlace?.() ?? (() => undefined),
+  };
+}
+
+/** The child's end, or (the parent ended meanwhile) a `stopped` answer no one reads, the child stopped unless the parent only paused. */
+function untilEndOrAbort(deps: ChildRunsDeps, child: ChildCall, ended: Promise<ChildEnd>, signal: AbortSignal): Promise<ChildEnd> {
+  return new Promise<ChildEnd>((resolve) => {
+    const onAbort = () => {
+      if (signal.reason !== 'detach') {
+        stopRun(deps, child.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: child.runId }, 'child run not stopped'));
+      }
+      resolve({ kind: 'response', response: { resultCode: 'stopped', convid: child.convid, agentName: child.agentName, output: [] } });
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    void ended.then((end) => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(end);
+    });
+  });
+}
+
+/**
+ * 'queued' once this worker queued the child, 'joined' when it was queued before (maybe by another
+ * worker); how it ended when it has, or was refused before any run. Throws when Redis or PostgreSQL failed it.
+ */
+async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall): Promise<'queued' | 'joined' | CallResult> {
+  const { config, db } = deps;
+  if (!child.newConversation && !uuidPattern.test(child.convid)) return refusal('unknownConversation', 'The conversation is unknown, expired, or paused by another agent.', null);
+  // Its turn would come after the parent's, which waits for it: refused rather than left to time out.
+  if (child.convid === parent.convid) return refusal('conversationBusy', 'An agent cannot call an agent in the conversation it runs in: the call would wait for the run that made it.', null);
+  const queue = deps.runQueues.of(child.runId);
+  const caller = parent.caller;
+  // Read at once: whether it started before (unless it cannot have), whether its agent exists (known
+  // when this worker read a version of it: agents are never deleted), its caller's limits.
+  const [before, exists, limits] = await Promise.all([
+    child.live ? undefined : startedBefore(deps, child.runId),
+    deps.agents.lastRead(child.agentName) !== undefined || deps.agents.latestVersion(db, child.agentName).then((version) => version !== undefined),
+    deps.callerLimits.get(caller),
+  ]);
+  if (before) return before;
+  if (!exists) return refusal('agentNotFound', `No agent is named ${child.agentName}.`, null);
+  const slot = await takeRunSlot(deps.redis, shardsOf(config), caller, child.runId, limits, slotLeftoverAfterMs(config));
+  if (!slot.admitted) {
+    return refusal('rateLimited', slot.refusedBy === 'runsInFlight' ? `Your account has ${limits.runsInFlight} runs queued or running, its limit.` : `Your account has started ${limits.runsPerMinute} runs this minute, its limit.`, null);
+  }
+  const priority = fairPriority(slot.inFlight, limits.weight);
+  let turn: Turn | undefined;
+  try {
+    if (!child.newConversation) turn = await enqueueTurn(deps.redis, shardsOf(config).prefixOf(child.convid), child.convid, child.runId, turnLifetimeMs(config));
+    const data = childJobData(deps, parent, child, { priority, turn });
+    await queue.add('run', data, { jobId: child.runId, ...queuePriority(priority), removeOnComplete: true, removeOnFail: true });
+    return 'queued';
+  } catch (err) {
+    if (turn) await leaveTurn(deps.redis, shardsOf(config).prefixOf(child.convid), child.convid, turn.member).catch(() => undefined);
+    await releaseRunSlot(deps.redis, shardsOf(config), caller, child.runId).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * 'joined' when the child's job is there, its result when it has ended, undefined when it never
+ * ran. The job first, then the record: a child's record is written before its job goes, so a child
+ * that has neither never ran.
+ */
+async function startedBefore(deps: ChildRunsDeps, runId: string): Promise<'joined' | CallResult | undefined> {
+  if (await deps.runQueues.of(runId).getJob(runId)) return 'joined';
+  const recorded = await findExecutionResponse(deps.db, runId);
+  return recorded && resultOf(runId, recorded);
+}
+
+function childJobData(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, { priority, turn }: { priority: number; turn: Turn | undefined }): RunJobData {
+  return {
+    runId: child.runId,
+    requestId: parent.requestId,
+    events: { kind: 'inbox', channel: deps.ends.inboxChannel },
+    agentName: child.agentName,
+    convid: child.convid,
+    newConversation: child.newConversation,
+    turn: turn?.member ?? null,
+    ...(turn?.first ? { turnFirst: true } : {}),
+    caller: parent.caller,
+    ...(parent.sessionId ? { sessionId: parent.sessionId } : {}),
+    sealedInputs: deps.box.seal(JSON.stringify(child.inputs)),
+    submittedAt: Date.now(),
+    priority,
+    traceparent: activeTraceparent(),
+    parent: { runId: parent.runId, depth: (parent.parent?.depth ?? 0) + 1 },
+  };
+}
+
+function resultOfEnd(child: ChildCall, end: ChildEnd): CallResult {
+  if (end.kind === 'response') return resultOf(child.runId, end.response);
+  return refusal(refusalCode(end.code), end.message, child.convid);
+}
+
+/** The child's execution response as sys.call answers it. */
+function resultOf(runId: string, response: ExecutionResponse): CallResult {
+  return {
+    resultCode: response.resultCode,
+    convid: response.convid,
+    runId,
+    output: response.output ?? [],
+    ...(response.askInput ? { askInput: response.askInput } : {}),
+    ...(response.error ? { error: response.error } : {}),
+  };
+}
+
+function refusal(resultCode: CallResult['resultCode'], message: string, convid: string | null): CallResult {
+  return { resultCode, convid, runId: null, output: [], error: { message } };
+}
+
+/** A worker's refusal of a child (runs/run-endings.ts) as a CallRefusal. */
+function refusalCode(code: string): CallRefusal {
+  if (code === 'agentNotFound' || code === 'conversationBusy' || code === 'rateLimited') return code;
+  return 'unavailable';
+}
