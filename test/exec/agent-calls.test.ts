@@ -278,7 +278,8 @@ describe('agents that call agents', function () {
 
   it('stops the running children when the parent times out', async () => {
     const parent = uniqueAgentName('slowparent');
-    await publishAgent(stack.runtime.db, parent, `export default async (sys) => { await sys.call(${JSON.stringify(names.sleeper)}, { ms: 60000 }); }`);
+    // The child starts 2 s after its parent, so its own max runtime (the same) would end it 2 s after the parent's: its end is the parent's stop.
+    await publishAgent(stack.runtime.db, parent, `export default async (sys) => { await sys.sleep(2000); await sys.call(${JSON.stringify(names.sleeper)}, { ms: 60000 }); }`);
     const requestId = `calls-${randomUUID()}`;
     const call = post(stack.url, '/api/exec/execAgent', { agentName: parent }, { key, headers: { 'X-Request-Id': requestId } });
     let childId = '';

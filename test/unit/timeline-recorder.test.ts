@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { maxTimelineEntries, maxTimelineTextLength, timelineEntry } from '../../shared/run-timeline.js';
 import { createTimelineRecorder } from '../../workers/runs/timeline-recorder.js';
+import { isStorableText } from '../../shared/storable-text.js';
 
 describe('a run timeline recorder', () => {
   const at = '2026-01-01T00:00:00.000Z';
@@ -28,4 +29,15 @@ describe('a run timeline recorder', () => {
     assert.equal(recorder.entries.at(-1)!.kind, 'truncated');
     assert.equal(recorder.entries.at(-2)!.kind, 'log');
   });
+
+  it('never cuts between the halves of a surrogate pair, and replaces what PostgreSQL cannot store', () => {
+    const recorder = createTimelineRecorder([]);
+    recorder.onTimeline({ kind: 'ask', at, message: '😀'.repeat(maxTimelineTextLength) });
+    recorder.onTimeline({ kind: 'log', at, text: 'lone \ud800 half' });
+    const [ask, log] = recorder.entries as { message?: string; text?: string }[];
+    assert.ok(isStorableText(ask!.message!), 'the cut ends on a whole character');
+    assert.ok(ask!.message!.endsWith('😀…'));
+    assert.equal(log!.text, 'lone \ufffd half');
+  });
 });
+

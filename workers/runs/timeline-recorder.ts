@@ -1,5 +1,6 @@
 import { maskSecrets } from '../../shared/agent-secrets.js';
 import { maxTimelineEntries, maxTimelineTextLength, type TimelineEntry } from '../../shared/run-timeline.js';
+import { toStorableText } from '../../shared/storable-text.js';
 
 /** A run's timeline as it is made (SandboxRun.onTimeline), for its execution record. */
 export interface TimelineRecorder {
@@ -48,6 +49,11 @@ function withoutQuery(url: string): string {
   return end < 0 ? url : url.slice(0, end);
 }
 
+/** Cut to maxTimelineTextLength, never between the halves of a surrogate pair; what PostgreSQL cannot store replaced. */
 function cut(text: string): string {
-  return text.length > maxTimelineTextLength ? `${text.slice(0, maxTimelineTextLength - 1)}…` : text;
+  if (text.length <= maxTimelineTextLength) return toStorableText(text);
+  let end = maxTimelineTextLength - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${toStorableText(text.slice(0, end))}…`;
 }
