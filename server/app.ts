@@ -25,6 +25,8 @@ import { measureRequests } from './ops/request-metrics.js';
 import { recordUsage } from './usage/usage-recorder.js';
 import { userRoutes } from './user/user.routes.js';
 import { serveWebApp } from './web-app/web-app.js';
+import { traceRequests } from './middleware/request-span.js';
+import { tracingEnabled } from '../shared/tracing-enabled.js';
 
 /** The routers of each area, in the order the app tries them (exported for the test that every route is documented). */
 export function createRouters(deps: WebDeps): Router[] {
@@ -52,6 +54,7 @@ export function createApp(deps: WebDeps): Koa {
   // Behind a proxy (TRUST_PROXY=true) the client is the last X-Forwarded-For entry: the one our proxy added.
   const app = new Koa({ proxy: deps.config.trustProxy, maxIpsCount: 1 });
   app.silent = true;
+  if (tracingEnabled) app.use(traceRequests());
   app.use(requestId());
   app.use(measureRequests(deps.metrics, deps.logger));
   app.use(renderErrors(deps.logger));

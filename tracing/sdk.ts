@@ -1,13 +1,10 @@
 import { createRequire } from 'node:module';
 import { basename } from 'node:path';
-import { withoutQueries } from './without-queries.js';
 
 // Types only: the packages are required in startSdk, so a process without tracing never loads them.
 type Exporter = typeof import('@opentelemetry/exporter-trace-otlp-http');
 type Instrumentation = typeof import('@opentelemetry/instrumentation');
-type Http = typeof import('@opentelemetry/instrumentation-http');
 type IORedis = typeof import('@opentelemetry/instrumentation-ioredis');
-type Koa = typeof import('@opentelemetry/instrumentation-koa');
 type Pg = typeof import('@opentelemetry/instrumentation-pg');
 type Resources = typeof import('@opentelemetry/resources');
 type TraceBase = typeof import('@opentelemetry/sdk-trace-base');
@@ -19,8 +16,9 @@ type TraceNode = typeof import('@opentelemetry/sdk-trace-node');
  * OTEL_EXPORTER_OTLP_HEADERS, OTEL_TRACES_SAMPLER…) apply. Answers the function that flushes.
  *
  * What is instrumented, and what is kept out of attributes:
- * - incoming HTTP (one server span per API call, named by its route through the Koa router); the
- *   query string is dropped from its attributes; /healthz and /metrics are not traced;
+ * - incoming HTTP: one server span per API call, made by the web process's middleware
+ *   (server/middleware/request-span.ts) rather than the HTTP and Koa instrumentations, which cost far
+ *   more for what they add;
  * - PostgreSQL and Redis calls made within a traced call or run (not the queue's own polling): the SQL
  *   text (kysely sends values as parameters, which are never recorded) and the Redis command name only;
  * - outgoing HTTP is not instrumented here: sys.fetch and webhook requests make spans of their own
@@ -30,9 +28,7 @@ export function startSdk(): () => Promise<void> {
   const require = createRequire(import.meta.url);
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as Exporter;
   const { registerInstrumentations } = require('@opentelemetry/instrumentation') as Instrumentation;
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as Http;
   const { IORedisInstrumentation } = require('@opentelemetry/instrumentation-ioredis') as IORedis;
-  const { KoaInstrumentation, KoaLayerType } = require('@opentelemetry/instrumentation-koa') as Koa;
   const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg') as Pg;
   const { defaultResource, resourceFromAttributes } = require('@opentelemetry/resources') as Resources;
   const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as TraceBase;
@@ -50,12 +46,6 @@ export function startSdk(): () => Promise<void> {
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new HttpInstrumentation({
-        disableOutgoingRequestInstrumentation: true,
-        ignoreIncomingRequestHook: (req) => req.url === '/healthz' || req.url === '/metrics',
-        applyCustomAttributesOnSpan: (span) => withoutQueries(span),
-      }),
-      new KoaInstrumentation({ ignoreLayersType: [KoaLayerType.MIDDLEWARE] }),
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
@@ -70,5 +60,5 @@ export function startSdk(): () => Promise<void> {
  * itself); requiring them here patches the very objects those imports get.
  */
 function preloadInstrumented(require: NodeJS.Require): void {
-  for (const name of ['node:http', 'node:https', 'ioredis', 'koa', 'pg']) require(name);
+  for (const name of ['ioredis', 'pg']) require(name);
 }
