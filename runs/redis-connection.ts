@@ -18,8 +18,6 @@ export interface ConnectionOptions {
   /** false: a command fails at once while the connection is down (producers answer 503 rather than wait). */
   enableOfflineQueue?: boolean;
   enableAutoPipelining?: boolean;
-  /** Commands sent at once even with auto-pipelining (which holds every command until the event loop's next check phase). */
-  autoPipeliningIgnoredCommands?: string[];
   autoResubscribe?: boolean;
   lazyConnect?: boolean;
   connectTimeout?: number;
@@ -45,12 +43,11 @@ export function openRedis(target: RedisTarget, options: ConnectionOptions = {}):
   if (!target.redisCluster) {
     return new Redis(urls[0]!, { ...redisOptions, ...(once ? { retryStrategy: () => null } : {}) });
   }
-  const { enableOfflineQueue, enableAutoPipelining, autoPipeliningIgnoredCommands, lazyConnect, ...nodeOptions } = redisOptions;
+  const { enableOfflineQueue, enableAutoPipelining, lazyConnect, ...nodeOptions } = redisOptions;
   const clusterOptions: ClusterOptions = {
     enableReadyCheck: true,
     enableOfflineQueue,
     enableAutoPipelining,
-    ...(autoPipeliningIgnoredCommands ? { autoPipeliningIgnoredCommands } : {}),
     lazyConnect,
     maxRedirections: once ? 16 : maxRedirections,
     retryDelayOnFailover: retryDelayMs,
