@@ -20,8 +20,27 @@ export interface RunListPosition {
   id: string;
 }
 
-/** One ended run, as the console's list shows it. */
-export interface RunListRow {
+/** The columns of an ended run's execution record that the console's list and Run page both show. */
+export const runRecordColumns = [
+  'id as runId',
+  'convid',
+  'agent_name as agentName',
+  'agent_version as agentVersion',
+  'draft_id as draftId',
+  'principal_kind as principalKind',
+  'principal_id as principalId',
+  'request_id as requestId',
+  'result_code as resultCode',
+  'error_message as errorMessage',
+  'background',
+  'submitted_at as submittedAt',
+  'started_at as startedAt',
+  'finished_at as finishedAt',
+  'duration_ms as durationMs',
+] as const;
+
+/** An ended run as `runRecordColumns` read it. */
+export interface RunRecordRow {
   runId: string;
   convid: string;
   agentName: string;
@@ -37,6 +56,10 @@ export interface RunListRow {
   startedAt: Date;
   finishedAt: Date;
   durationMs: number;
+}
+
+/** One ended run, as the console's list shows it. */
+export interface RunListRow extends RunRecordRow {
   /** started_at to the microsecond, for the next page's position. */
   position: string;
 }
@@ -44,7 +67,7 @@ export interface RunListRow {
 /**
  * Ended runs, newest first by (started_at, id): at most `limit` after `after`. Each filter has an index
  * that leads with it and ends in (started_at desc, id desc) (migration 0013; agent and result code
- * together, 0017), so a page is one index
+ * together, 0018), so a page is one index
  * range read that stops after `limit` rows, however many runs there are.
  */
 export async function findRunPage(db: Db, filter: RunListFilter, page: RunPage): Promise<RunListRow[]> {
@@ -62,21 +85,7 @@ export function selectRunPage(db: Db, filter: RunListFilter, page: RunPage) {
   let query = db
     .selectFrom('executions')
     .select([
-      'id as runId',
-      'convid',
-      'agent_name as agentName',
-      'agent_version as agentVersion',
-      'draft_id as draftId',
-      'principal_kind as principalKind',
-      'principal_id as principalId',
-      'request_id as requestId',
-      'result_code as resultCode',
-      'error_message as errorMessage',
-      'background',
-      'submitted_at as submittedAt',
-      'started_at as startedAt',
-      'finished_at as finishedAt',
-      'duration_ms as durationMs',
+      ...runRecordColumns,
       sql<string>`to_char(started_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`.as('position'),
     ])
     .orderBy('started_at', 'desc')

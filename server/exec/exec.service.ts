@@ -65,9 +65,7 @@ export function runWaitLimitMs(deps: WebDeps): number {
  */
 export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<ExecutionResponse> {
   if (call.idempotencyKey) return executeKeyedCall(deps, call, call.idempotencyKey);
-  // A run's id hashes to its conversation's shard (shared/shards.ts): it is found there by its id alone.
-  const convid = call.body.convid ?? randomUUID();
-  const runId = shardsOf(deps.config).runIdFor(convid);
+  const { convid, runId } = newRunIds(deps, call);
   const attempt = await tryShortRun(deps, call, runId);
   if ('response' in attempt) return attempt.response;
   // (Never withdrawn: nothing said it may not commit.)
@@ -90,6 +88,15 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
 }
 
 /**
+ * The ids of a call's run: its conversation (a new one unless the call names one) and a new run id,
+ * drawn to hash to that conversation's shard (shared/shards.ts) so the run is found there by its id alone.
+ */
+function newRunIds(deps: WebDeps, call: ExecCall): { convid: string; runId: string } {
+  const convid = call.body.convid ?? randomUUID();
+  return { convid, runId: shardsOf(deps.config).runIdFor(convid) };
+}
+
+/**
  * A call with an Idempotency-Key: the run takes the same path as any other call, a short run answered
  * here included, under ids promised by the key's claim, so a retry finds its record; a retry joins
  * the run that holds the key. The key is claimed while a short run runs (one Redis command that would
@@ -98,8 +105,7 @@ export async function executeAgent(deps: WebDeps, call: ExecCall): Promise<Execu
  * nothing, and the call joins that other run.
  */
 async function executeKeyedCall(deps: WebDeps, call: ExecCall, key: string): Promise<ExecutionResponse> {
-  const convid = call.body.convid ?? randomUUID();
-  const runId = shardsOf(deps.config).runIdFor(convid);
+  const { convid, runId } = newRunIds(deps, call);
   const claiming = claimKey(deps, call, key, { runId, convid, inline: mayRunInline(deps, call) });
   const ours = claiming.then(
     (claimed) => 'claim' in claimed,
@@ -204,8 +210,7 @@ function createAnswer(): Answer {
  */
 export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<LaunchedRun> {
   const key = call.idempotencyKey;
-  const convid = call.body.convid ?? randomUUID();
-  const runId = shardsOf(deps.config).runIdFor(convid);
+  const { convid, runId } = newRunIds(deps, call);
   if (!key) return enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
   const claimed = await claimKey(deps, call, key, { runId, convid, inline: false });
   if ('joined' in claimed) return claimed.joined;

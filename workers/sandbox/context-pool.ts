@@ -1,6 +1,6 @@
 import type ivm from 'isolated-vm';
 import { releaseAgentContext, type AgentContext } from './agent-context.js';
-import { createSandboxIsolate, disposeSandboxIsolate, heapLimitMb, isDisposed, isIsolateIdle, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
+import { createSandboxIsolate, disposeSandboxIsolate, heapLimitMb, isDisposed, isIsolateIdle, isolateCpuTime, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 
 export interface ContextPoolOptions {
   /** Idle contexts kept in total, over all agents and callers; the least recently used goes first. 0 turns reuse off. */
@@ -320,9 +320,9 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     const { sandbox } = tenancy;
     let timer: NodeJS.Timeout;
     const arm = () => {
-      const cpuBefore = cpuTimeOf(sandbox);
+      const cpuBefore = isolateCpuTime(sandbox);
       timer = setTimeout(() => {
-        const cpuNow = cpuTimeOf(sandbox);
+        const cpuNow = isolateCpuTime(sandbox);
         const computedMs = cpuBefore === undefined || cpuNow === undefined ? Number.POSITIVE_INFINITY : Number(cpuNow - cpuBefore) / 1e6;
         if (computedMs < settings.busyAfterEndMs / 2) return arm();
         disposeSandboxIsolate(sandbox, `the sandbox was stopped: a run of agent ${sandbox.key.agentName} for this caller kept it busy for ${settings.busyAfterEndMs} ms after it ended`);
@@ -425,13 +425,4 @@ class KeyedLists<T> {
 
 function innerKey(key: TenancyKey): string {
   return `${key.memoryMb}\0${key.agentName}\0${key.tenant}`;
-}
-
-/** The isolate's CPU time so far (ns), or undefined once it is disposed. */
-function cpuTimeOf(sandbox: SandboxIsolate): bigint | undefined {
-  try {
-    return sandbox.isolate.isDisposed ? undefined : sandbox.isolate.cpuTime;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,6 +1,6 @@
 import { waitsOnHost, type AgentContext } from './agent-context.js';
 import { lowerNewThreads } from './isolate-threads.js';
-import type { SandboxIsolate } from './sandbox-isolate.js';
+import { isolateCpuTime, type SandboxIsolate } from './sandbox-isolate.js';
 import { isolateLost, leftRunning, outOfCpuTime, type Failed } from './sandbox-endings.js';
 import { hasEnded, type Session } from './session.js';
 
@@ -40,7 +40,7 @@ export function watchRun(session: Session, agent: AgentContext): () => void {
   const entry: Watched = { session, agent, cpuMs: 0 };
   const { sandbox } = agent;
   // Nothing else under way in the isolate: what it spent before (loads, runs already charged) is not this run's.
-  if (sandbox.inFlight === 0 || !lastCpu.has(sandbox)) lastCpu.set(sandbox, cpuTimeOf(sandbox) ?? 0n);
+  if (sandbox.inFlight === 0 || !lastCpu.has(sandbox)) lastCpu.set(sandbox, isolateCpuTime(sandbox) ?? 0n);
   watched.add(entry);
   timer ??= setInterval(look, watchEveryMs).unref();
   return () => watched.delete(entry);
@@ -89,21 +89,13 @@ function byIsolate(): Map<SandboxIsolate, Watched[]> {
  * time its thread spends in the isolate, a blocking wait (Atomics.wait) included.
  */
 function chargeCpu(sandbox: SandboxIsolate, runs: Watched[]): void {
-  const cpu = cpuTimeOf(sandbox);
+  const cpu = isolateCpuTime(sandbox);
   if (cpu === undefined) return;
   const spentMs = Number(cpu - (lastCpu.get(sandbox) ?? cpu)) / 1e6;
   lastCpu.set(sandbox, cpu);
   if (spentMs <= 0) return;
   const computing = runs.find((run) => !waitsOnHost(run.agent)) ?? runs[0]!;
   computing.cpuMs += spentMs;
-}
-
-function cpuTimeOf(sandbox: SandboxIsolate): bigint | undefined {
-  try {
-    return sandbox.isolate.isDisposed ? undefined : sandbox.isolate.cpuTime;
-  } catch {
-    return undefined;
-  }
 }
 
 function endRun(run: Watched, ending: Failed): void {

@@ -121,6 +121,15 @@ export function isDisposed(sandbox: SandboxIsolate): boolean {
   return sandbox.isolate.isDisposed;
 }
 
+/** The isolate's CPU time so far (ns, counting code running now), or undefined once it is disposed. */
+export function isolateCpuTime(sandbox: SandboxIsolate): bigint | undefined {
+  try {
+    return sandbox.isolate.isDisposed ? undefined : sandbox.isolate.cpuTime;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Nothing can be running in the isolate: no load or run under way in it, and no context of it
  * discarded with code it may have left running. Only then may the host's thread enter it or read it
