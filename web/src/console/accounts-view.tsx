@@ -3,12 +3,11 @@ import type { AccountRef, Plan, Role, ServiceAccountInfo, UserInfo } from '../..
 import { useDocumentTitle } from '../document-title';
 import { KeyNotice } from './key-notice';
 import { LimitsEditor } from './limits-editor';
-import { failureText, formatTime, useAdmin, useLoaded } from './use-admin';
+import { LoadState, StatusLine } from './page-state';
+import { formatTime, useAdmin, useChanges, useLoaded } from './use-admin';
 
 const roles: Role[] = ['user', 'developer', 'admin'];
 const plans: Plan[] = ['free', 'paid'];
-
-type Status = { text: string; failed: boolean };
 
 /** The console's Accounts (DESIGN §18): service accounts and users, their roles, keys and limits. */
 export function AccountsView() {
@@ -17,21 +16,7 @@ export function AccountsView() {
   const accounts = useLoaded(() => admin.listAccounts(), [], 'The accounts could not be loaded. Try again.');
   const [newKey, setNewKey] = useState<{ name: string; key: string } | undefined>();
   const [limitsOf, setLimitsOf] = useState<{ account: AccountRef; label: string } | undefined>();
-  const [status, setStatus] = useState<Status | undefined>();
-
-  /** Runs a change, then says how it went and reloads the lists; answers whether it was made. */
-  const change = async (what: () => Promise<string>, failure: string): Promise<boolean> => {
-    setStatus(undefined);
-    let made = false;
-    try {
-      setStatus({ text: await what(), failed: false });
-      made = true;
-    } catch (err) {
-      setStatus({ text: failureText(err, failure), failed: true });
-    }
-    accounts.reload();
-    return made;
-  };
+  const { status, change } = useChanges(accounts);
 
   const rotate = (name: string) => {
     if (!confirm(`Give ${name} a new key? Its current key stops working at once.`)) return;
@@ -58,15 +43,8 @@ export function AccountsView() {
     <section aria-labelledby="accounts-heading">
       <h1 id="accounts-heading">Accounts</h1>
       {newKey && <KeyNotice name={newKey.name} keyText={newKey.key} onDone={() => setNewKey(undefined)} />}
-      <p class={status?.failed ? 'field-error' : 'hint'} role={status?.failed ? 'alert' : 'status'}>
-        {status?.text}
-      </p>
-      {accounts.error && (
-        <p class="field-error" role="alert">
-          {accounts.error}
-        </p>
-      )}
-      {!accounts.value && !accounts.error && <p role="status">Loading…</p>}
+      <StatusLine status={status} />
+      <LoadState loaded={accounts} />
 
       <h2>Service accounts</h2>
       {accounts.value && (

@@ -3,6 +3,7 @@ import type { ErrorReport, UsageReport } from '../../../clients/typescript/src/i
 import { useDocumentTitle } from '../document-title';
 import { BarChart, daysBetween } from './bar-chart';
 import { formatTime, useAdmin, useLoaded } from './use-admin';
+import { LoadState } from './page-state';
 
 const ranges = [7, 30, 90] as const;
 /** Failed runs the page lists under the chart, newest first. */
@@ -36,20 +37,12 @@ export function ReportsView() {
       </div>
       <h2>Usage</h2>
       <p class="hint">Calls made with service account keys, per UTC day. Failed: a result other than success or ask, or an HTTP error.</p>
-      {usage.error && (
-        <p class="field-error" role="alert">
-          {usage.error}
-        </p>
-      )}
-      {usage.value ? <Usage report={usage.value} /> : !usage.error && <p role="status">Loading…</p>}
+      <LoadState loaded={usage} />
+      {usage.value && <Usage report={usage.value} />}
       <h2>Errors</h2>
       <p class="hint">Runs that ended in neither success nor ask (draft validations left out), per UTC day.</p>
-      {errors.error && (
-        <p class="field-error" role="alert">
-          {errors.error}
-        </p>
-      )}
-      {errors.value ? <Errors report={errors.value} /> : !errors.error && <p role="status">Loading…</p>}
+      <LoadState loaded={errors} />
+      {errors.value && <Errors report={errors.value} />}
     </section>
   );
 }

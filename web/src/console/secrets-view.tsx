@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { SecretName } from '../../../clients/typescript/src/index';
 import { useDocumentTitle } from '../document-title';
-import { failureText, formatTime, useAdmin, useLoaded } from './use-admin';
+import { LoadState, StatusLine } from './page-state';
+import { formatTime, useAdmin, useChanges, useLoaded } from './use-admin';
 
 const setName = (forDrafts: boolean) => (forDrafts ? 'drafts' : 'published versions');
 
@@ -13,20 +14,7 @@ export function SecretsView() {
   useDocumentTitle('Secrets');
   const admin = useAdmin();
   const secrets = useLoaded(() => admin.listSecrets(), [], 'The secrets could not be loaded. Try again.');
-  const [status, setStatus] = useState<{ text: string; failed: boolean } | undefined>();
-
-  const change = async (what: () => Promise<string>, failure: string): Promise<boolean> => {
-    setStatus(undefined);
-    try {
-      setStatus({ text: await what(), failed: false });
-      return true;
-    } catch (err) {
-      setStatus({ text: failureText(err, failure), failed: true });
-      return false;
-    } finally {
-      secrets.reload();
-    }
-  };
+  const { status, change } = useChanges(secrets);
   const remove = (secret: SecretName) => {
     if (!confirm(`Delete the secret ${secret.key} of ${secret.agentName} (${setName(secret.forDrafts)})? Its runs no longer read it.`)) return;
     void change(async () => {
@@ -39,15 +27,8 @@ export function SecretsView() {
     <section aria-labelledby="secrets-heading">
       <h1 id="secrets-heading">Secrets</h1>
       <p class="hint">An agent reads its secrets as sys.secrets. Its drafts read only the secrets set for drafts. Values are never shown.</p>
-      <p class={status?.failed ? 'field-error' : 'hint'} role={status?.failed ? 'alert' : 'status'}>
-        {status?.text}
-      </p>
-      {secrets.error && (
-        <p class="field-error" role="alert">
-          {secrets.error}
-        </p>
-      )}
-      {!secrets.value && !secrets.error && <p role="status">Loading…</p>}
+      <StatusLine status={status} />
+      <LoadState loaded={secrets} />
       {secrets.value && !secrets.value.length && <p>No agent has secrets yet.</p>}
       {secrets.value && secrets.value.length > 0 && <SecretsTable secrets={secrets.value} onDelete={remove} />}
       <SetSecretForm

@@ -44,6 +44,33 @@ export function useLoaded<T>(load: () => Promise<T>, deps: unknown[], failure: s
   return { value, error, reload };
 }
 
+/** How a page's last change went, as its status line says it. */
+export interface ChangeStatus {
+  text: string;
+  failed: boolean;
+}
+
+/**
+ * A page's changes: `change(what, failure)` runs `what` (which answers what to say), says how it went,
+ * then reloads `loaded`; it answers whether the change was made.
+ */
+export function useChanges(loaded: { reload(): void }): { status: ChangeStatus | undefined; change(what: () => Promise<string>, failure: string): Promise<boolean> } {
+  const [status, setStatus] = useState<ChangeStatus | undefined>();
+  const change = async (what: () => Promise<string>, failure: string): Promise<boolean> => {
+    setStatus(undefined);
+    try {
+      setStatus({ text: await what(), failed: false });
+      return true;
+    } catch (err) {
+      setStatus({ text: failureText(err, failure), failed: true });
+      return false;
+    } finally {
+      loaded.reload();
+    }
+  };
+  return { status, change };
+}
+
 const when = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** A time for the console's tables, in the reader's zone, with the exact instant as its machine-readable value. */

@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from '../../../clients/typescript/src/index';
 import { useDocumentTitle } from '../document-title';
-import { failureText, formatTime, useAdmin, useLoaded } from './use-admin';
+import { LoadState, StatusLine } from './page-state';
+import { formatTime, useAdmin, useChanges, useLoaded } from './use-admin';
 
 const pageSize = 25;
 const statuses: DeliveryStatus[] = ['pending', 'delivered', 'failed'];
@@ -22,23 +23,18 @@ export function WebhooksView() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
   const log = useLoaded(() => admin.listWebhookDeliveries(filter, { limit: pageSize, ...(cursor ? { cursor } : {}) }), [filter, cursor], 'The deliveries could not be loaded. Try again.');
-  const [status, setStatus] = useState<{ text: string; failed: boolean } | undefined>();
+  const { status, change } = useChanges(log);
 
   const apply = (event: Event) => {
     event.preventDefault();
     setFilter({ ...(accountInput ? { name: accountInput } : {}), ...(statusInput ? { status: statusInput as DeliveryStatus } : {}) });
     setCursors([undefined]);
   };
-  const redeliver = async (delivery: WebhookDelivery) => {
-    setStatus(undefined);
-    try {
+  const redeliver = (delivery: WebhookDelivery) =>
+    change(async () => {
       await admin.redeliverWebhook(delivery.webhookId);
-      setStatus({ text: `The end of run ${delivery.runId.slice(0, 8)} is queued for delivery again.`, failed: false });
-    } catch (err) {
-      setStatus({ text: failureText(err, 'It could not be queued again. Try again.'), failed: true });
-    }
-    log.reload();
-  };
+      return `The end of run ${delivery.runId.slice(0, 8)} is queued for delivery again.`;
+    }, 'It could not be queued again. Try again.');
 
   return (
     <section aria-labelledby="webhooks-heading">
@@ -77,15 +73,8 @@ export function WebhooksView() {
         </div>
         <button type="submit">Show deliveries</button>
       </form>
-      <p class={status?.failed ? 'field-error' : 'hint'} role={status?.failed ? 'alert' : 'status'}>
-        {status?.text}
-      </p>
-      {log.error && (
-        <p class="field-error" role="alert">
-          {log.error}
-        </p>
-      )}
-      {!log.value && !log.error && <p role="status">Loading…</p>}
+      <StatusLine status={status} />
+      <LoadState loaded={log} />
       {log.value && !log.value.deliveries.length && <p role="status">No deliveries match.</p>}
       {log.value && log.value.deliveries.length > 0 && <DeliveriesTable deliveries={log.value.deliveries} onRedeliver={(d) => void redeliver(d)} />}
       <nav class="pager" aria-label="Pages of deliveries">
