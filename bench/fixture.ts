@@ -19,12 +19,17 @@ export async function createFixture(databaseUrl: string, agents: Record<string, 
   try {
     await migrateToLatest(db);
     for (const [name, source] of Object.entries(agents)) await publishAgent(db, name, source);
-    const key = generateServiceAccountKey();
-    await insertServiceAccount(db, { name: 'bench', role: 'user', plan: 'free', keyId: key.keyId, keyHash: key.secretHash });
-    return { databaseUrl, bearerKey: key.key };
+    return { databaseUrl, bearerKey: (await addServiceAccount(db, 'bench')).key };
   } finally {
     await db.destroy();
   }
+}
+
+/** A service account of role `user` named `name`, with its bearer key. */
+export async function addServiceAccount(db: Db, name: string): Promise<{ id: string; key: string }> {
+  const key = generateServiceAccountKey();
+  const row = await insertServiceAccount(db, { name, role: 'user', plan: 'free', keyId: key.keyId, keyHash: key.secretHash });
+  return { id: row!.id, key: key.key };
 }
 
 async function publishAgent(db: Db, name: string, source: string): Promise<void> {

@@ -3,11 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { createDb } from '../../db/database.js';
-import { insertServiceAccount } from '../../db/service-accounts.repository.js';
-import { generateServiceAccountKey } from '../../shared/service-account-key.js';
 import { createClient, type ApiClient } from '../client.js';
 import { execAgent } from '../exec.js';
-import { createFixture, dropDatabase } from '../fixture.js';
+import { addServiceAccount, createFixture, dropDatabase } from '../fixture.js';
 import { openFloorRig } from '../floor.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { runConcurrent, runSequential, type LoadResult } from '../stats.js';
@@ -123,11 +121,7 @@ async function addCallers(databaseUrl: string, count: number): Promise<string[]>
   const db = createDb(databaseUrl, 1);
   try {
     const keys: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const key = generateServiceAccountKey();
-      await insertServiceAccount(db, { name: `bench-${i + 2}`, role: 'user', plan: 'free', keyId: key.keyId, keyHash: key.secretHash });
-      keys.push(key.key);
-    }
+    for (let i = 0; i < count; i++) keys.push((await addServiceAccount(db, `bench-${i + 2}`)).key);
     return keys;
   } finally {
     await db.destroy();

@@ -4,12 +4,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { createSecretBox } from '../../shared/secret-box.js';
-import { generateServiceAccountKey } from '../../shared/service-account-key.js';
 import { createDb, type Db } from '../../db/database.js';
-import { insertServiceAccount } from '../../db/service-accounts.repository.js';
 import { upsertWebhook } from '../../db/webhooks.repository.js';
 import { createClient, jsonOf, type ApiClient } from '../client.js';
-import { createFixture, dropDatabase } from '../fixture.js';
+import { addServiceAccount, createFixture, dropDatabase } from '../fixture.js';
 import { openFloorRig, type FloorRig } from '../floor.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
@@ -144,10 +142,8 @@ async function main(): Promise<void> {
   }
 }
 
-async function addAccount(db: Db, name: string): Promise<Account> {
-  const key = generateServiceAccountKey();
-  const row = await insertServiceAccount(db, { name: `fair-${name}`, role: 'user', plan: 'free', keyId: key.keyId, keyHash: key.secretHash });
-  return { id: row!.id, key: key.key };
+function addAccount(db: Db, name: string): Promise<Account> {
+  return addServiceAccount(db, `fair-${name}`);
 }
 
 /**

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { generateServiceAccountKey } from '../../shared/service-account-key.js';
 import { createDb } from '../../db/database.js';
-import { insertServiceAccount } from '../../db/service-accounts.repository.js';
 import { createClient, jsonOf, type ApiClient } from '../client.js';
-import { createFixture, dropDatabase } from '../fixture.js';
+import { addServiceAccount, createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
 import { readRssMb, withRssPeaks } from '../rss.js';
 import { freePort, startStack, type Stack, type ProductProcess } from '../stack.js';
@@ -103,9 +101,7 @@ async function main(): Promise<void> {
 async function addAccount(databaseUrl: string, name: string): Promise<string> {
   const db = createDb(databaseUrl, 1);
   try {
-    const key = generateServiceAccountKey();
-    await insertServiceAccount(db, { name, role: 'user', plan: 'free', keyId: key.keyId, keyHash: key.secretHash });
-    return key.key;
+    return (await addServiceAccount(db, name)).key;
   } finally {
     await db.destroy();
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ApiClient } from '../client.js';
-import { execAgent } from '../exec.js';
+import { callHello } from './hello.js';
 import type { Scenario } from '../scenario.js';
 import { runConcurrent, runSequential, type LoadResult } from '../stats.js';
 
@@ -12,19 +12,16 @@ import { runConcurrent, runSequential, type LoadResult } from '../stats.js';
 
 const blocks = 4;
 
-async function callHello(client: ApiClient, query: string, keyed: boolean): Promise<void> {
-  const headers = keyed ? { 'Idempotency-Key': randomUUID() } : undefined;
-  const response = await execAgent(client, { agentName: 'hello', inputs: { query } }, 'success', headers);
-  const part = response.output?.[0];
-  if (part?.type !== 'text' || part.text !== `Hello, ${query}`) throw new Error(`hello answered ${JSON.stringify(response.output)}`);
+function callHelloKeyed(client: ApiClient, query: string, keyed: boolean): Promise<void> {
+  return callHello(client, query, keyed ? { 'Idempotency-Key': randomUUID() } : undefined);
 }
 
 /** Calls/s and p50 of each side over `blocks` alternating blocks of `perBlock` calls. */
 async function alternate(perBlock: number, run: (count: number, call: (i: number) => Promise<void>) => Promise<LoadResult>, client: ApiClient) {
   const sides = { keyed: [] as LoadResult[], plain: [] as LoadResult[] };
   for (let block = 0; block < blocks; block++) {
-    sides.plain.push(await run(perBlock, (i) => callHello(client, `p${block}-${i}`, false)));
-    sides.keyed.push(await run(perBlock, (i) => callHello(client, `k${block}-${i}`, true)));
+    sides.plain.push(await run(perBlock, (i) => callHelloKeyed(client, `p${block}-${i}`, false)));
+    sides.keyed.push(await run(perBlock, (i) => callHelloKeyed(client, `k${block}-${i}`, true)));
   }
   const rate = (results: LoadResult[]) => results.reduce((sum, r) => sum + r.count, 0) / results.reduce((sum, r) => sum + r.count / r.callsPerSecond, 0);
   const p50 = (results: LoadResult[]) => results.map((r) => r.p50).sort((a, b) => a - b)[Math.floor(results.length / 2)]!;
@@ -41,7 +38,7 @@ export const helloKeyed: Scenario = {
     { id: 'hello.keyed.sequentialP50', label: '(b) hello one at a time, keyed, p50', unit: 'ms' },
   ],
   async run({ client, profile }) {
-    await runConcurrent(profile.warmupCalls, profile.concurrency, (i) => callHello(client, `warm${i}`, true));
+    await runConcurrent(profile.warmupCalls, profile.concurrency, (i) => callHelloKeyed(client, `warm${i}`, true));
     const concurrent = await alternate(Math.ceil(profile.concurrentCalls / blocks), (count, call) => runConcurrent(count, profile.concurrency, call), client);
     const sequential = await alternate(Math.ceil(profile.sequentialCalls / blocks), runSequential, client);
     return {

@@ -9,9 +9,9 @@ import { runConcurrent, runSequential, summarize, timeEach } from '../stats.js';
 
 /** (b) execAgent of the hello agent through the whole stack, each call on a new conversation. */
 
-/** One hello call, its answer checked. */
-export async function callHello(client: ApiClient, query: string): Promise<void> {
-  const response = await execAgent(client, { agentName: 'hello', inputs: { query } });
+/** One hello call, its answer checked (`headers`: more request headers, an Idempotency-Key say). */
+export async function callHello(client: ApiClient, query: string, headers?: Record<string, string>): Promise<void> {
+  const response = await execAgent(client, { agentName: 'hello', inputs: { query } }, 'success', headers);
   const part = response.output?.[0];
   if (part?.type !== 'text' || part.text !== `Hello, ${query}`) throw new Error(`hello answered ${JSON.stringify(response.output)}`);
 }
