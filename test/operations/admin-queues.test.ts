@@ -75,10 +75,11 @@ describe('admin: queues and workers, pausing intake', () => {
     const paused = await admin.pauseQueues();
     assert.equal(paused.paused, true);
     assert.ok(paused.shards.every((shard) => shard.paused));
-    // Enough runs for both shards (a run goes to its new conversation's shard).
+    // Runs on both shards: a run goes to its new conversation's shard, drawn at random, so submit until each shard has one.
     const queued = await Promise.all(Array.from({ length: 6 }, () => caller.submit(quick)));
-    const shardsUsed = new Set(queued.map((run) => shardsOf(stack.config).of(run.runId)));
-    assert.equal(shardsUsed.size, 2, 'runs on both shards');
+    const shardsUsed = () => new Set(queued.map((run) => shardsOf(stack.config).of(run.runId)));
+    while (shardsUsed().size < 2 && queued.length < 64) queued.push(await caller.submit(quick));
+    assert.equal(shardsUsed().size, 2, 'runs on both shards');
     held.shift()!.end('ok');
     assert.equal((await caller.wait(going.runId)).response?.resultCode, 'success', 'the worker ran on');
     await waitFor(async () => (await admin.getQueues()).workers.every((worker) => worker.runsInFlight === 0), 5000, 'the worker to hold no run');
