@@ -92,8 +92,12 @@ export interface RunMetricsRecorder {
   close(): Promise<void>;
 }
 
-/** How often a recorder sends what it counted: a scrape sees a run this much later at most. */
-export const runMetricsFlushMs = 250;
+/**
+ * How often a recorder sends what it counted: a scrape sees a run this much later at most. A second:
+ * far below any scrape interval, and a send costs Redis a dozen commands whatever the number of runs,
+ * so at a hundred runs a second it adds about 0.1 command a run (at 250 ms it was 0.4).
+ */
+export const runMetricsFlushMs = 1000;
 
 /** How long a closing recorder waits for Redis to take its last tally: metrics never hold a shutdown up. */
 const closeWaitMs = 1000;

@@ -12,6 +12,11 @@ import type { Shards } from '../shared/shards.js';
  * queue), and a run whose end was never heard (its worker died) falls out once past its score rather
  * than holding a place for ever. Runs started per minute are a counter per fixed one-minute window.
  *
+ * The sorted set has no expiry to keep up (one command less on every admission): it vanishes with its
+ * last run, and a caller's set holding only leftovers is emptied at its next admission, when callerLoad
+ * reads it, or by the maintenance sweep (sweepCallerLeftovers). A caller is in its shard's active
+ * callers whenever its set is not empty, so the sweep finds every set that could hold a leftover.
+ *
  * A caller's counts live on one shard (DESIGN §17), chosen by a hash of the caller's name: with many
  * callers, admission spreads over the shards as the runs do, and one caller's limit is still checked
  * and taken in one script. callerLoad reads every shard's sets.
@@ -37,13 +42,15 @@ export function minuteWindow(at: number): number {
 }
 
 // One round trip per call: drops leftovers, checks both limits, and takes the place or counts the
-// refusal; a caller's first run in flight adds it to the callers callerLoad looks at.
-const admitScript = scriptCommand<[string, string, string, string, number, string, string, number, number, string, number, number]>(
+// refusal; a caller's first run in flight adds it to the callers callerLoad looks at. A caller with
+// no run in flight has no leftover to drop: the common case of an idle caller costs two commands
+// in the script (ZCARD, ZADD) and the SADD.
+const admitScript = scriptCommand<[string, string, string, string, number, string, string, number, number, string, number]>(
   4,
   `
 local now = tonumber(ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local inFlight = redis.call('ZCARD', KEYS[1])
+if inFlight > 0 then inFlight = inFlight - redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now) end
 local maxInFlight = tonumber(ARGV[4])
 local perMinute = tonumber(ARGV[5])
 local used = 0
@@ -61,17 +68,17 @@ if perMinute > 0 then
   if used == 1 then redis.call('PEXPIRE', KEYS[2], ARGV[7]) end
 end
 redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[8])
 if inFlight == 0 then redis.call('SADD', KEYS[3], ARGV[6]) end
 return {1, '', used, inFlight + 1}`,
 );
 
-// Drops a caller found with no run in flight from the callers callerLoad looks at (atomically: one
-// admitted meanwhile has a run and stays).
-const dropIdleCallerScript = scriptCommand<[string, string, string, number]>(
+// Drops a caller's leftovers, and the caller from the callers callerLoad looks at when it has no run
+// left (atomically: one admitted meanwhile has a run and stays).
+const dropLeftoversScript = scriptCommand<[string, string, string, number]>(
   2,
   `
-if redis.call('ZCOUNT', KEYS[1], '(' .. ARGV[2], '+inf') == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end`,
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[2])
+if redis.call('ZCARD', KEYS[1]) == 0 then redis.call('SREM', KEYS[2], ARGV[1]) end`,
 );
 
 /** The limits one admission checks (0 = none). */
@@ -105,7 +112,6 @@ export async function takeRunSlot(redis: RedisClient, shards: Shards, caller: Ac
     limits.runsPerMinute,
     callerName(caller),
     minuteMs,
-    leftoverAfterMs,
   )) as [number, string, number, number];
   if (admitted === 1) return { admitted: true, usedInMinute: used, inFlight };
   return { admitted: false, refusedBy: refusedBy as 'runsPerMinute' | 'runsInFlight', usedInMinute: used, inFlight };
@@ -159,7 +165,7 @@ export async function readCallerLoad(redis: RedisClient, shards: Shards, top: nu
   const counts = await Promise.all(accounts.map((account) => redis.zcount(callerRunsKey(callerPrefix(shards, account), account), `(${now}`, '+inf')));
   const listed = new Set(active);
   const idle = accounts.filter((_, i) => counts[i] === 0 && listed.has(names[i]!));
-  await Promise.all(idle.map((account) => dropIdleCallerScript(redis, callerRunsKey(callerPrefix(shards, account), account), activeCallersKey(callerPrefix(shards, account)), callerName(account), now)));
+  await Promise.all(idle.map((account) => dropLeftovers(redis, shards, account, now)));
   return accounts
     .map((caller, i) => ({ caller, inFlight: counts[i]!, refused: Math.round(refused.get(names[i]!) ?? 0) }))
     .filter((load) => load.inFlight + load.refused > 0)
@@ -170,4 +176,24 @@ export async function readCallerLoad(redis: RedisClient, shards: Shards, top: nu
 function parseCallerName(name: string): Account {
   const at = name.indexOf(':');
   return { kind: name.slice(0, at) as Account['kind'], id: name.slice(at + 1) };
+}
+
+function dropLeftovers(redis: RedisClient, shards: Shards, caller: Account, now: number): Promise<unknown> {
+  const prefix = callerPrefix(shards, caller);
+  return dropLeftoversScript(redis, callerRunsKey(prefix, caller), activeCallersKey(prefix), callerName(caller), now);
+}
+
+/**
+ * Drops every leftover place of every caller, on every shard, and the callers left with no run from
+ * the active callers: what a caller that never calls again would otherwise keep. The maintenance
+ * worker runs it with the retention sweep. Answers how many callers it looked at.
+ */
+export async function sweepCallerLeftovers(redis: RedisClient, shards: Shards, now = Date.now()): Promise<number> {
+  let callers = 0;
+  for (const prefix of shards.prefixes) {
+    const names = await redis.smembers(activeCallersKey(prefix));
+    callers += names.length;
+    await Promise.all(names.map((name) => dropLeftovers(redis, shards, parseCallerName(name), now)));
+  }
+  return callers;
 }

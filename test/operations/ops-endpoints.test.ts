@@ -101,9 +101,9 @@ describe('operations endpoints', () => {
     for (let i = 0; i < 3; i++) assert.equal((await execAgent(stack.url, key, { agentName: hello })).body.resultCode, 'success');
     for (let i = 0; i < 2; i++) assert.equal((await execAgent(stack.url, key, { agentName: failing })).body.resultCode, 'failCommand');
 
-    // Each process sends what it counted every runMetricsFlushMs (250 ms).
+    // Each process sends what it counted every runMetricsFlushMs (1 s).
     let after!: Scrape;
-    await waitFor(async () => (after = await scrape(stack)).value('agentexec_run_duration_seconds_count') === durations + 5, 2000, 'the five runs in /metrics');
+    await waitFor(async () => (after = await scrape(stack)).value('agentexec_run_duration_seconds_count') === durations + 5, 5000, 'the five runs in /metrics');
     assert.equal(after.value('agentexec_runs_total', { resultCode: 'success' }), success + 3);
     assert.equal(after.value('agentexec_runs_total', { resultCode: 'failCommand' }), failed + 2);
     assert.equal(after.value('agentexec_run_duration_seconds_count'), durations + 5);

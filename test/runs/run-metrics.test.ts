@@ -8,18 +8,22 @@ import { waitFor } from '../helpers/wait.js';
 /** Run metrics added up in a process and sent to Redis together (runs/run-metrics.ts), read as /metrics reads them. */
 describe('run metrics', () => {
   let redis: Redis;
-  /** Script calls made on `redis` so far (the real command runs; only counted on the way). */
+  /** Script calls made on `redis` so far, by hash or whole (the real command runs; only counted on the way). */
   let scriptCalls = 0;
   let prefixes = 0;
   const nextPrefix = () => `${testEnv.QUEUE_PREFIX}-run-metrics-${(prefixes += 1)}`;
 
   before(() => {
     redis = new Redis(testEnv.REDIS_URL!);
-    const evaluate = redis.eval.bind(redis) as (...args: unknown[]) => Promise<unknown>;
-    (redis as unknown as { eval: (...args: unknown[]) => Promise<unknown> }).eval = (...args) => {
-      scriptCalls += 1;
-      return evaluate(...args);
-    };
+    const counted = redis as unknown as Record<'eval' | 'evalsha', (...args: unknown[]) => Promise<unknown>>;
+    for (const command of ['eval', 'evalsha'] as const) {
+      const original = counted[command].bind(redis);
+      counted[command] = (...args) => {
+        // A call by hash that Redis does not know yet is sent again whole: one script call either way.
+        if (command === 'evalsha') scriptCalls += 1;
+        return original(...args);
+      };
+    }
   });
   after(() => redis.disconnect());
 

@@ -2,6 +2,8 @@ import { Queue, Worker } from 'bullmq';
 import { openRedis } from '../../runs/redis-connection.js';
 import { maintenanceQueueName } from '../../shared/channels.js';
 import type { Runtime } from '../../db/runtime.js';
+import { sweepCallerLeftovers } from '../../runs/run-slots.js';
+import { shardsOf } from '../../shared/shards.js';
 import { keepJobScheduler } from '../keep-job-scheduler.js';
 import { sweepExpired } from './retention-sweep.js';
 
@@ -12,7 +14,10 @@ export interface MaintenanceWorker {
   close(): Promise<void>;
 }
 
-/** Runs the retention sweep every ten minutes, on one worker process at a time (a BullMQ job scheduler). */
+/**
+ * Runs the retention sweep and drops the callers' leftover places (runs/run-slots.ts) every ten
+ * minutes, on one worker process at a time (a BullMQ job scheduler).
+ */
 export async function startMaintenanceWorker(runtime: Runtime): Promise<MaintenanceWorker> {
   const { config, logger } = runtime;
   const connection = openRedis(config, { maxRetriesPerRequest: null });
@@ -20,7 +25,11 @@ export async function startMaintenanceWorker(runtime: Runtime): Promise<Maintena
   const queue = new Queue(maintenanceQueueName, { connection, prefix: config.queuePrefix });
   queue.on('error', (err) => logger.warn({ err: String(err) }, 'maintenance queue error'));
   const blocking = openRedis(config, { maxRetriesPerRequest: null });
-  const worker = new Worker(maintenanceQueueName, async () => sweepExpired(runtime), {
+  const sweep = async () => {
+    await sweepExpired(runtime);
+    await sweepCallerLeftovers(connection, shardsOf(config));
+  };
+  const worker = new Worker(maintenanceQueueName, sweep, {
     connection: blocking,
     prefix: config.queuePrefix,
     concurrency: 1,
