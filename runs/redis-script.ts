@@ -11,8 +11,14 @@ import type { RedisClient } from './redis-connection.js';
  * of the current turn already exists, its replies go to the wrong callers, ioredis issue #1931.)
  */
 export function scriptCommand<Args extends (string | number)[]>(numberOfKeys: number, lua: string) {
+  const script = luaScript(lua);
+  return (redis: RedisClient, ...args: Args): Promise<unknown> => script(redis, numberOfKeys, ...args);
+}
+
+/** As scriptCommand, for a script whose number of keys changes from call to call. */
+export function luaScript(lua: string) {
   const sha = createHash('sha1').update(lua).digest('hex');
-  return async (redis: RedisClient, ...args: Args): Promise<unknown> => {
+  return async (redis: RedisClient, numberOfKeys: number, ...args: (string | number)[]): Promise<unknown> => {
     try {
       return await redis.evalsha(sha, numberOfKeys, ...args);
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { RedisClient } from './redis-connection.js';
 import { conversationTicketKey, conversationTurnsKey } from '../shared/channels.js';
-import { scriptCommand } from './redis-script.js';
+import { luaScript, scriptCommand } from './redis-script.js';
 
 /**
  * The conversation is an actor: its calls run one at a time, in the order they arrived at any web
@@ -11,17 +11,17 @@ import { scriptCommand } from './redis-script.js';
  * crashed process can be recognised as stale and dropped.
  */
 
-const enqueueScript = `
+const enqueueScript = luaScript(`
 local ticket = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ticket, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
 if redis.call('ZRANGE', KEYS[2], 0, 0)[1] == ARGV[1] then return 1 end
-return 0`;
+return 0`);
 
 // As enqueueScript, but only when no live call holds or waits for the conversation (ifBusy: reject):
 // -1 then, and nothing is added. A member older than ARGV[3] (epoch ms) is a leftover and not counted.
-const enqueueIfIdleScript = `
+const enqueueIfIdleScript = luaScript(`
 for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   local arrived = tonumber(string.match(member, '^(%d+):'))
   if arrived and arrived > tonumber(ARGV[3]) then return -1 end
@@ -30,7 +30,7 @@ local ticket = redis.call('INCR', KEYS[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ticket, ARGV[1])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return 1`;
+return 1`);
 
 /** Extra life of an entry past the longest wait and run: older ones are leftovers of a dead process. */
 const graceMs = 60_000;
@@ -59,7 +59,7 @@ export interface Turn {
 /** Takes a ticket for a call on an existing conversation. */
 export async function enqueueTurn(redis: RedisClient, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn> {
   const member = `${Date.now()}:${runId}`;
-  const first = await redis.eval(enqueueScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs);
+  const first = await enqueueScript(redis, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs);
   return { member, first: first === 1 };
 }
 
@@ -70,7 +70,7 @@ export async function enqueueTurn(redis: RedisClient, prefix: string, convid: st
 export async function enqueueTurnIfIdle(redis: RedisClient, prefix: string, convid: string, runId: string, keepMs: number): Promise<Turn | undefined> {
   const now = Date.now();
   const member = `${now}:${runId}`;
-  const taken = await redis.eval(enqueueIfIdleScript, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs, now - keepMs);
+  const taken = await enqueueIfIdleScript(redis, 2, conversationTicketKey(prefix, convid), conversationTurnsKey(prefix, convid), member, keepMs, now - keepMs);
   return taken === 1 ? { member, first: true } : undefined;
 }
 

@@ -1,4 +1,5 @@
 import type { RedisClient } from '../../runs/redis-connection.js';
+import { luaScript } from '../../runs/redis-script.js';
 import type { Principal } from '../../shared/api.js';
 import { activeRunsKey, conversationStreamKey, requestRunKey } from '../../shared/channels.js';
 
@@ -38,7 +39,7 @@ export function isFindable(run: ActiveRun): boolean {
  * KEYS: the conversation's set (when `byConversation`), then the request ids', then (register, when
  * logged) the conversation's attach key.
  */
-const registerScript = `
+const registerScript = luaScript(`
 local k = 1
 if ARGV[3] == '1' then
   redis.call('SADD', KEYS[k], ARGV[1])
@@ -50,16 +51,16 @@ for _ = 1, tonumber(ARGV[4]) do
   k = k + 1
 end
 if ARGV[5] ~= '' then redis.call('SET', KEYS[k], ARGV[5], 'EX', ARGV[6]) end
-return 1`;
+return 1`);
 
-const unregisterScript = `
+const unregisterScript = luaScript(`
 local k = 1
 if ARGV[2] == '1' then
   redis.call('SREM', KEYS[1], ARGV[1])
   k = 2
 end
 for i = k, #KEYS do redis.call('DEL', KEYS[i]) end
-return 1`;
+return 1`);
 
 /** The keys that find the run while it lasts: its conversation's set (when `byConversation`), then its request ids'. */
 function findingKeys(prefix: string, run: ActiveRun): string[] {
@@ -69,12 +70,12 @@ function findingKeys(prefix: string, run: ActiveRun): string[] {
 export async function registerRun(redis: RedisClient, prefix: string, run: ActiveRun, keepMs: number, replaySeconds: number): Promise<void> {
   const streamed = run.logged ? JSON.stringify({ runId: run.runId, agentName: run.agentName } satisfies AttachableRun) : '';
   const keys = [...findingKeys(prefix, run), ...(run.logged ? [conversationStreamKey(prefix, run.caller, run.convid)] : [])];
-  await redis.eval(registerScript, keys.length, ...keys, run.runId, keepMs, run.byConversation ? '1' : '0', run.requestIds.length, streamed, replaySeconds);
+  await registerScript(redis, keys.length, ...keys, run.runId, keepMs, run.byConversation ? '1' : '0', run.requestIds.length, streamed, replaySeconds);
 }
 
 export async function unregisterRun(redis: RedisClient, prefix: string, run: ActiveRun): Promise<void> {
   const keys = findingKeys(prefix, run);
-  await redis.eval(unregisterScript, keys.length, ...keys, run.runId, run.byConversation ? '1' : '0');
+  await unregisterScript(redis, keys.length, ...keys, run.runId, run.byConversation ? '1' : '0');
 }
 
 /** The runs a caller has going on a conversation, or the run a request id of theirs started. */
