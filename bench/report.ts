@@ -45,9 +45,15 @@ export function evaluate(measurements: Measurement[], floor: Floor | null): Repo
   return measurements.map((m) => {
     const reference = floor && m.floor ? floor[m.floor] : undefined;
     const floorRatio = m.value !== null && reference ? m.value / reference : null;
-    const pass = m.target ? m.value !== null && meetsTarget(m.target, m.value) : null;
-    return { ...m, floorRatio, pass };
+    return { ...m, floorRatio, pass: judge(m.target, m.value, floorRatio) };
   });
+}
+
+/** Whether a figure meets its row's target (null: no target); a target of the floor ratio fails without one. */
+export function judge(target: Target | undefined, value: number | null, floorRatio: number | null): boolean | null {
+  if (!target) return null;
+  const judged = target.ofFloor ? floorRatio : value;
+  return judged !== null && meetsTarget(target, judged);
 }
 
 /** Whether `value` meets `target`. */
@@ -95,7 +101,7 @@ function formatTable(measurements: ReportedMeasurement[]): string[] {
     m.label,
     m.value === null ? 'error' : `${formatValue(m.value, m.unit)} ${m.unit}`,
     m.floorRatio === null ? '—' : `${m.floorRatio.toFixed(m.floorRatio < 10 ? 2 : 1)}×`,
-    m.target ? `${m.target.op} ${m.target.value} ${m.unit}` : '',
+    m.target ? `${m.target.op} ${m.target.value}${m.target.ofFloor ? '× floor' : ` ${m.unit}`}` : '',
     m.pass === null ? (m.value === null ? 'error' : '') : m.pass ? 'pass' : 'FAIL',
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));

@@ -1,5 +1,5 @@
 import type { Floor, FloorFigure } from './floor.js';
-import { meetsTarget, type ReportedMeasurement } from './report.js';
+import { judge, type ReportedMeasurement } from './report.js';
 
 /**
  * Several rounds of the same measurements (`--rounds N`), each against the floor measured at its
@@ -41,9 +41,9 @@ export function medianMeasurements(rounds: readonly Round[]): ReportedMeasuremen
     if (measured.length === 0) return row;
     const value = median(measured.map((m) => m.value!));
     const ratios = measured.flatMap((m) => (m.floorRatio === null ? [] : [m.floorRatio]));
-    const pass = row.target ? meetsTarget(row.target, value) : null;
+    const floorRatio = ratios.length ? median(ratios) : null;
     const { error: _error, ...rest } = row;
-    return { ...rest, value, floorRatio: ratios.length ? median(ratios) : null, pass };
+    return { ...rest, value, floorRatio, pass: judge(row.target, value, floorRatio) };
   });
 }
 

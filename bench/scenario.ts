@@ -11,6 +11,8 @@ export type Unit = 'ms' | 'calls/s' | 'MB' | 'µs/call' | '×';
 export interface Target {
   op: '<=' | '>=';
   value: number;
+  /** Judged on the figure ÷ the floor's matching figure (the row's `floor`), not on the figure itself. */
+  ofFloor?: true;
 }
 
 /** One figure of the report: what it is, the floor figure it is compared with, its target. */
