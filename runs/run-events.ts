@@ -12,7 +12,9 @@ import { onRunEventMessage, onRunEventSubscriptions, subscribeRunEvents, unsubsc
  *   start-up, so a call costs no subscribe round trip);
  * - `follow`: a logged run (streamed, or with an Idempotency-Key) publishes numbered events on its own
  *   channel and keeps them in a list; following subscribes, reads what is stored, and relays each event
- *   once and in order from any web process, which is what re-attaching and joining need.
+ *   once and in order from any web process, which is what re-attaching and joining need;
+ * - `followUnqueued`: the same for a run this process is about to queue, subscribed before its job
+ *   exists, so nothing of it can have been published unheard and its list is not read (but for a gap).
  */
 export interface RunEvents {
   inboxChannel: string;
@@ -20,11 +22,27 @@ export interface RunEvents {
   /** Relays the events numbered after `afterId`, then the live ones, until the returned function is called. */
   follow(runId: string, afterId: number, handler: (event: LoggedEvent) => void): () => void;
   /**
+   * Starts following a run whose job is not queued yet: queue it once `subscribed` has settled, and
+   * every event it publishes is heard without reading its list (a streamed call's start costs a
+   * SUBSCRIBE that overlaps its admission instead of a SUBSCRIBE and a read after its job is queued).
+   */
+  followUnqueued(runId: string): UnqueuedFollow;
+  /**
    * Calls `listener` each time the connection comes back after it was lost, with when it was lost
    * (epoch ms): events published meanwhile are gone, so whoever waits for one must look elsewhere.
    */
   onReconnect(listener: (lostAt: number) => void): () => void;
   close(): Promise<void>;
+}
+
+/** A follow begun before its run's job is queued (RunEvents `followUnqueued`). */
+export interface UnqueuedFollow {
+  /** Settles once the run's channel is subscribed (or the subscription failed, which is logged). Never rejects. */
+  subscribed: Promise<void>;
+  /** Relays the run's events to `handler` (those heard before it first, in order) until the returned function is called. */
+  relayTo(handler: (event: LoggedEvent) => void): () => void;
+  /** Stops following (the run was not queued, or its relay is over). */
+  stop(): void;
 }
 
 /** An event this long (characters of JSON) is handed to its handler in a later turn of the event loop. */
@@ -115,6 +133,73 @@ export async function openRunEvents(target: RedisTarget, reader: RedisClient, pr
     void changeSubscription(channel);
   };
 
+  /**
+   * Follows the run's channel from `afterId` on. `readStored`: the run's list is read once subscribed,
+   * for what was published before (a run already queued); otherwise only for a gap. Events come in order
+   * and once each; those relayed before `relayTo` has a handler wait for it.
+   */
+  const openFollow = (runId: string, afterId: number, { readStored }: { readStored: boolean }): UnqueuedFollow => {
+    const channel = runChannel(prefixOf(runId), runId);
+    // The worker numbers from firstWorkerEventId (the web process's own `start` is 1): none is missing before.
+    let last = Math.max(afterId, firstWorkerEventId - 1);
+    let stopped = false;
+    let handler: ((event: LoggedEvent) => void) | undefined;
+    let early: LoggedEvent[] = [];
+    // Live events wait here while the stored ones are read, so each goes out once and in order.
+    let held: LoggedEvent[] | undefined = readStored ? [] : undefined;
+    const relay = (event: LoggedEvent) => {
+      if (stopped || event.id <= last) return;
+      last = event.id;
+      if (handler) handler(event);
+      else early.push(event);
+    };
+    const catchUp = async () => {
+      let read = false;
+      try {
+        const from = last + 1 - firstWorkerEventId;
+        for (const text of await reader.lrange(runEventsKey(prefixOf(runId), runId), from, -1)) relay(JSON.parse(text) as LoggedEvent);
+        read = true;
+      } catch (err) {
+        logger.warn({ err: String(err), runId }, 'stored run events not read');
+      }
+      const waiting = held ?? [];
+      held = undefined;
+      // Once the list is read, an event still missing is gone with it (expired) and is not looked for
+      // again; after a failed read, the next gap reads again.
+      for (const event of waiting.sort((a, b) => a.id - b.id)) (read ? relay : onLive)(event);
+    };
+    const onLive = (event: LoggedEvent) => {
+      if (held) return void held.push(event);
+      // A gap means messages were lost (a reconnect): read them from the list (once per gap).
+      if (event.id > last + 1) {
+        held = [event];
+        void catchUp();
+        return;
+      }
+      relay(event);
+    };
+    const subscribed = subscribe(channel, onLive).then(
+      () => (readStored ? catchUp() : undefined),
+      (err: unknown) => logger.warn({ err: String(err), runId }, 'run channel not subscribed'),
+    );
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      unsubscribe(channel, onLive);
+    };
+    return {
+      subscribed: subscribed.then(() => undefined),
+      relayTo(given) {
+        handler = given;
+        const waiting = early;
+        early = [];
+        for (const event of waiting) if (!stopped) given(event);
+        return stop;
+      },
+      stop,
+    };
+  };
+
   return {
     inboxChannel,
     listen(runId, handler) {
@@ -122,47 +207,11 @@ export async function openRunEvents(target: RedisTarget, reader: RedisClient, pr
       return () => inboxHandlers.delete(runId);
     },
     follow(runId, afterId, handler) {
-      const channel = runChannel(prefixOf(runId), runId);
-      // The worker numbers from firstWorkerEventId (the web process's own `start` is 1): none is missing before.
-      let last = Math.max(afterId, firstWorkerEventId - 1);
-      let stopped = false;
-      // Live events wait here while the stored ones are read, so each goes out once and in order.
-      let held: LoggedEvent[] | undefined = [];
-      const relay = (event: LoggedEvent) => {
-        if (stopped || event.id <= last) return;
-        last = event.id;
-        handler(event);
-      };
-      const catchUp = async () => {
-        let read = false;
-        try {
-          const from = last + 1 - firstWorkerEventId;
-          for (const text of await reader.lrange(runEventsKey(prefixOf(runId), runId), from, -1)) relay(JSON.parse(text) as LoggedEvent);
-          read = true;
-        } catch (err) {
-          logger.warn({ err: String(err), runId }, 'stored run events not read');
-        }
-        const waiting = held ?? [];
-        held = undefined;
-        // Once the list is read, an event still missing is gone with it (expired) and is not looked for
-        // again; after a failed read, the next gap reads again.
-        for (const event of waiting.sort((a, b) => a.id - b.id)) (read ? relay : onLive)(event);
-      };
-      const onLive = (event: LoggedEvent) => {
-        if (held) return void held.push(event);
-        // A gap means messages were lost (a reconnect): read them from the list (once per gap).
-        if (event.id > last + 1) {
-          held = [event];
-          void catchUp();
-          return;
-        }
-        relay(event);
-      };
-      void subscribe(channel, onLive).then(catchUp, (err) => logger.warn({ err: String(err), runId }, 'run channel not subscribed'));
-      return () => {
-        stopped = true;
-        unsubscribe(channel, onLive);
-      };
+      const followed = openFollow(runId, afterId, { readStored: true });
+      return followed.relayTo(handler);
+    },
+    followUnqueued(runId) {
+      return openFollow(runId, 0, { readStored: false });
     },
     onReconnect(listener) {
       reconnectListeners.add(listener);

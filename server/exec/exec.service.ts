@@ -207,11 +207,18 @@ function createAnswer(): Answer {
 /**
  * Starts a logged run (streamed calls, submits, calls with an Idempotency-Key), or joins the one an
  * earlier call with the same key started. Throws before anything ran when the run cannot be queued.
+ * `beforeQueued`: for a new run (a call without a key), called with its id as its admission begins;
+ * the job is queued once what it returns has settled (a stream's follow subscribed meanwhile: exec.stream.ts).
  */
-export async function launchLoggedRun(deps: WebDeps, call: ExecCall): Promise<LaunchedRun> {
+export async function launchLoggedRun(deps: WebDeps, call: ExecCall, beforeQueued?: (runId: string) => Promise<void>): Promise<LaunchedRun> {
   const key = call.idempotencyKey;
   const { convid, runId } = newRunIds(deps, call);
-  if (!key) return enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
+  if (!key) {
+    const ready = beforeQueued?.(runId);
+    const priority = await admit(deps, call, runId);
+    await ready;
+    return enqueueRun(deps, call, runId, priority, { kind: 'log' }, convid);
+  }
   const claimed = await claimKey(deps, call, key, { runId, convid, inline: false });
   if ('joined' in claimed) return claimed.joined;
   try {

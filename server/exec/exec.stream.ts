@@ -8,7 +8,8 @@ import type { WebDeps } from '../deps.js';
 import { countOpenStream } from '../ops/metrics.js';
 import { recordUsageOf } from '../usage/call-usage.js';
 import type { RunIdentity } from '../../db/executions.repository.js';
-import { launchLoggedRun, runWaitLimitMs, type ExecCall } from './exec.service.js';
+import type { UnqueuedFollow } from '../../runs/run-events.js';
+import { launchLoggedRun, runWaitLimitMs, type ExecCall, type LaunchedRun } from './exec.service.js';
 import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
 
 const keepAliveMs = 15_000;
@@ -32,14 +33,23 @@ export interface StreamedRun {
 export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCall, afterId = 0): Promise<void> {
   // Refused before the stream starts, as a non-streamed call is: a 200 and a start event would name a run that never runs.
   if (!call.draft) await deps.publishedAgents.requirePublished(call.body.agentName);
-  const run = await launchLoggedRun(deps, call);
+  // A new run is followed before its job is queued: its channel is subscribed while it is admitted, and
+  // its event list is not read (nothing of it can have been published unheard).
+  let followed: UnqueuedFollow | undefined;
+  let run: LaunchedRun;
+  try {
+    run = await launchLoggedRun(deps, call, (runId) => (followed = deps.runEvents.followUnqueued(runId)).subscribed);
+  } catch (err) {
+    followed?.stop();
+    throw err;
+  }
   const resumeAfter = run.joined ? afterId : 0;
   const relayed: StreamedRun = { ...run, ...(run.identity.draft ? { draft: run.identity.draft } : {}) };
   if (run.storedResponse) {
     const logKept = resumeAfter > 0 && (await deps.redis.exists(runEventsKey(shardsOf(deps.config).prefixOf(run.runId), run.runId))) === 1;
     if (!logKept) return streamFinishedRun(ctx, run, run.storedResponse);
   }
-  relayRun(deps, ctx, relayed, resumeAfter, run.finished);
+  relayRun(deps, ctx, relayed, resumeAfter, run.finished, followed);
 }
 
 /**
@@ -49,7 +59,7 @@ export async function streamExecution(deps: WebDeps, ctx: Context, call: ExecCal
  * stream had started (its conversation stayed busy past CONV_WAIT_MS, a draft gone, the database
  * unavailable) ends with an `error` event carrying the error body instead.
  */
-export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId: number, onEnd: () => void = () => undefined): void {
+export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId: number, onEnd: () => void = () => undefined, followed?: UnqueuedFollow): void {
   const stream = openEventStream(ctx, run.runId);
   countOpenStream(deps.metrics.openStreams, ctx.res);
   if (afterId < 1) stream.send(1, 'start', { convid: run.convid, agentName: run.agentName, runId: run.runId });
@@ -76,7 +86,7 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
     stopRelaying();
     onEnd();
   };
-  const stopFollowing = deps.runEvents.follow(run.runId, afterId, relay);
+  const stopFollowing = followed ? followed.relayTo(relay) : deps.runEvents.follow(run.runId, afterId, relay);
   const identity: RunIdentity = { runId: run.runId, convid: run.convid, agentName: run.agentName, caller: ctx.state.principal, requestId: ctx.state.requestId, ...(run.draft ? { draft: run.draft } : {}) };
   // The end event can be lost (pub/sub is at most once, a Redis restart loses what was published): the execution record has it.
   const endWith = (response: ExecutionResponse) => relay({ runId: run.runId, id: lastId + 1, event: 'end', data: response });

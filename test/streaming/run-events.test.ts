@@ -111,6 +111,61 @@ describe('following a logged run', () => {
     assert.equal(listReads(runId), 2, 'one more read, for the gap');
   });
 
+  it('follows a run not queued yet without reading its list, once subscribed', async () => {
+    const runId = randomUUID();
+    const followed = runEvents.followUnqueued(runId);
+    await followed.subscribed;
+    // As the worker would, once the job is queued after the subscription.
+    await publish(runId, 2);
+    await publish(runId, 3);
+    // A run published on after them, on the same connection: once its event is relayed, theirs were heard too.
+    const marker = randomUUID();
+    const markers: number[] = [];
+    const markerFollow = runEvents.followUnqueued(marker);
+    const stopMarker = markerFollow.relayTo((e) => markers.push(e.id));
+    await markerFollow.subscribed;
+    await publish(marker, 2);
+    await waitFor(() => markers.length === 1, 2000, 'the later event relayed');
+    stopMarker();
+    // Heard before a handler was given: kept for it, in order.
+    const got: number[] = [];
+    const stop = followed.relayTo((e) => got.push(e.id));
+    assert.deepEqual(got, [2, 3], 'the events heard before, at once');
+    await publish(runId, 4);
+    await waitFor(() => got.length === 3, 2000, 'three events relayed');
+    stop();
+    await monitored();
+    assert.deepEqual(got, [2, 3, 4]);
+    assert.equal(listReads(runId), 0, 'the list never read');
+  });
+
+  it('reads the list of a run followed before it was queued only for a gap', async () => {
+    const runId = randomUUID();
+    const followed = runEvents.followUnqueued(runId);
+    const got: number[] = [];
+    const stop = followed.relayTo((e) => got.push(e.id));
+    await followed.subscribed;
+    await publish(runId, 2);
+    await publish(runId, 3, { live: false });
+    await publish(runId, 4);
+    await waitFor(() => got.length === 3, 2000, 'three events relayed');
+    stop();
+    await monitored();
+    assert.deepEqual(got, [2, 3, 4]);
+    assert.equal(listReads(runId), 1, 'one read, for the gap');
+  });
+
+  it('stops a follow of a run that was never queued', async () => {
+    const runId = randomUUID();
+    const followed = runEvents.followUnqueued(runId);
+    await followed.subscribed;
+    followed.stop();
+    await waitFor(() => subscriptionCommands('unsubscribe', [runId]).length > 0, 2000, 'unsubscribed');
+    await monitored();
+    assert.equal(subscriptionCommands('subscribe', [runId]).length, 1);
+    assert.equal(listReads(runId), 0);
+  });
+
   const subscriptionCommands = (command: 'subscribe' | 'unsubscribe', runIds: string[]) =>
     traffic.filter((line) => line.startsWith(`${command} `) && runIds.some((runId) => line.includes(runId)));
 
