@@ -14,6 +14,7 @@ import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
 import { agentName, driveClients, relayFigures, streamedCall, wholeCall, type ClientTiming } from './calls.js';
+import { burstTargets, driveBurst, firstCallPhases, targetLines, type BurstRun } from './burst.js';
 import { startLlmLikeServer } from './llm-server.js';
 import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloorReading } from './relay-floor.js';
 
@@ -111,12 +112,14 @@ interface IoOptions {
   floors: boolean;
   /** Children each call's agent runs at once with sys.call (0: none, the agent awaits the server itself). */
   fanOut: number;
+  /** Every client starts at the same instant on the fresh stack, timed for `duration` s (burst.ts), before the steady state. */
+  burst: boolean;
 }
 
 function parseOptions(argv: string[]): IoOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' }, floors: { type: 'boolean' }, 'fan-out': { type: 'string' } },
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' }, floors: { type: 'boolean' }, 'fan-out': { type: 'string' }, burst: { type: 'boolean' } },
   });
   const number = (name: string, value: string | undefined, fallback: number, { zero = false } = {}) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -140,6 +143,7 @@ function parseOptions(argv: string[]): IoOptions {
     tokens: Math.round(number('tokens', values.tokens, 20)),
     floors: values.floors === true,
     fanOut: Math.round(number('fan-out', values['fan-out'], 0, { zero: true })),
+    burst: values.burst === true,
   };
 }
 
@@ -175,15 +179,27 @@ async function main(): Promise<number> {
       ...(options.fanOut ? { RUNS_IN_FLIGHT: '0' } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
-      ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration)) } : {}),
+      ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration) + (options.burst ? 1 : 0)) } : {}),
     };
     const stack = await startStack({ databaseUrl, redisUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 120_000, env }, (p) => processes.push(p));
     const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey, maxSockets: options.clients + 16 });
     teardown.add('close the HTTP client', () => client.close());
 
-    log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
     const call = options.stream ? streamedCall : wholeCall;
-    const convids = await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.convid)));
+    let burst: BurstRun | undefined;
+    if (options.burst) {
+      log(`burst: ${options.clients} clients at once, each making its conversation and continuing it, timed for ${options.duration} s`);
+      if (options.profileSeconds) {
+        // The profile (--profile) is of the burst's first seconds (the loop probe profiles at its first signal
+        // only), begun a second ahead: starting the profiler stops a process for hundreds of ms.
+        for (const pid of [stack.web.pid, stack.worker.pid]) process.kill(pid, 'SIGUSR2');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      burst = await driveBurst((convid) => call(client, upstream.url, convid), { clients: options.clients, durationMs: options.duration * 1000, agentMs: options.seconds * 1000, pids: [stack.worker.pid, stack.web.pid] });
+      burst.reading.firstCallPhasesMs = await firstCallPhases(databaseUrl, burst.firstCalls, options.seconds * 1000);
+      log(`burst added latency p50 ${burst.reading.addedLatencyMs.p50} ms, p99 ${burst.reading.addedLatencyMs.p99} ms, max ${burst.reading.addedLatencyMs.max} ms; the steady state follows`);
+    } else log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
+    const convids = burst ? burst.convids : await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.convid)));
     const started = convids.filter((c): c is string => typeof c === 'string');
     if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
 
@@ -243,12 +259,17 @@ async function main(): Promise<number> {
       firstErrors: [...new Set(errors)].slice(0, 5),
       firstWarnings: processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 5),
     };
+    if (burst) {
+      const targets = burstTargets(burst.reading, { addedP99: added.p99, ofLimit: runsPerSecond / limit }, options.seconds);
+      Object.assign(results, { burst: { ...burst.reading, toSteadyAddedP99: round2(burst.reading.addedLatencyMs.p99 / added.p99) }, targets });
+      for (const line of targetLines(targets)) log(line);
+    }
     const floors = options.floors ? await measureFloors(options, { upstream: upstream.url, prefix: queuePrefix, timing }, processes) : undefined;
     if (floors) Object.assign(results, { floors, relayToFloor: relayRatios(results.tokenRelayMs!, floors) });
     printResults(results);
     const resultsFile = options.stream ? 'io-stream-results.json' : options.fanOut ? 'io-fanout-results.json' : 'io-results.json';
-    writeFileSync(new URL(`../../../bench/${resultsFile}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-    return errors.length === 0 ? 0 : 1;
+    writeFileSync(new URL(`../../../bench/${burst ? resultsFile.replace('results', 'burst-results') : resultsFile}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+    return errors.length === 0 && !burst?.reading.errors ? 0 : 1;
   } finally {
     for (const line of await teardown.run()) log(line);
   }
