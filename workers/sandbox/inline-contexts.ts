@@ -67,8 +67,7 @@ const succeeded = new WeakSet<AgentContext>();
 async function preload(pool: ContextPool, key: TenancyKey): Promise<void> {
   const over = pool.expectLoad(key);
   try {
-    await turnToLoad();
-    const sandbox = pool.isolateFor(key, { alone: true });
+    const sandbox = await turnToLoad(() => pool.isolateFor(key, { alone: true }));
     const loaded = await loadAgentContext(sandbox).catch(() => undefined);
     if (loaded?.ok) pool.give(loaded.agent);
     else pool.vacate(sandbox);

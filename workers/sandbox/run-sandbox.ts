@@ -179,10 +179,14 @@ function declineInline(why: InlineDecline): InlineDeclined {
 
 /** A context loaded for the run (cold starts take turns), or how the run ended meanwhile. */
 async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Settled }> {
-  await turnToLoad();
-  if (hasEnded(session)) return { ending: undefined };
   // An inline run's context gets an isolate of its own: its runs are entered synchronously, never while another context loads there.
-  held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone: session.inline !== undefined });
+  const alone = session.run.fresh || session.inline !== undefined;
+  const sandbox = await turnToLoad(
+    () => (hasEnded(session) ? undefined : session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone })),
+    () => hasEnded(session) || (!alone && pool.hasRoom(key)),
+  );
+  if (!sandbox) return { ending: undefined };
+  held.sandbox = sandbox;
   const loaded = await loadAgentContext(held.sandbox);
   if (!loaded.ok) {
     pool.vacate(held.sandbox);
