@@ -26,6 +26,13 @@ export interface BurstReading {
    * (`queued`), start to commit less T (`runningOverT`), commit to the client's answer (`answered`).
    */
   firstCallPhasesMs?: Record<'toSubmitted' | 'queued' | 'runningOverT' | 'answered', { p50: number; p99: number }>;
+  /**
+   * Every call of the burst split where the LLM-like server saw it (ms, p50 and p99 of each): from the
+   * client's call to the agent's request arriving (`toUpstream`: the call's way in, its queueing, its
+   * run's start), and from the server's answer's end (arrival + T) to the client's (`fromUpstream`:
+   * the relay, the run's end, its commit, the answer's way out).
+   */
+  upstreamSplitMs: Record<'toUpstream' | 'fromUpstream', { p50: number; p99: number; max: number }>;
   /** Cores used during the burst: worker, web, this process, the whole machine. */
   cpuCores: Record<'worker' | 'web' | 'bench' | 'machine', number>;
   errors: number;
@@ -52,10 +59,13 @@ interface FirstCall {
  * worker's and web's, for their cores.
  */
 export async function driveBurst(
-  call: (convid?: string) => Promise<CallResult>,
-  settings: { clients: number; durationMs: number; agentMs: number; pids: [worker: number, web: number] },
+  call: (convid: string | undefined, tag: string) => Promise<CallResult>,
+  settings: { clients: number; durationMs: number; agentMs: number; pids: [worker: number, web: number]; arrivedAt: (tag: string) => number | undefined },
   atStart?: () => void,
 ): Promise<BurstRun> {
+  const toUpstream: number[] = [];
+  const fromUpstream: number[] = [];
+  let calls = 0;
   const added: number[] = [];
   const firstAdded: number[] = [];
   const errors: string[] = [];
@@ -71,8 +81,15 @@ export async function driveBurst(
       do {
         const begun = performance.now();
         const begunAt = Date.now();
-        const result = await call(convid);
-        const ms = performance.now() - begun - settings.agentMs;
+        const tag = String((calls += 1));
+        const result = await call(convid, tag);
+        const ended = performance.now();
+        const ms = ended - begun - settings.agentMs;
+        const arrived = settings.arrivedAt(tag);
+        if (arrived !== undefined && !result.error) {
+          toUpstream.push(arrived - begun);
+          fromUpstream.push(ended - arrived - settings.agentMs);
+        }
         if (result.error) {
           errors.push(result.error);
           // Without its conversation the client cannot continue; a failed later call is counted and retried.
@@ -100,6 +117,7 @@ export async function driveBurst(
       calls: added.length,
       addedLatencyMs: figures(added),
       firstCallAddedMs: figures(firstAdded),
+      upstreamSplitMs: { toUpstream: figures(toUpstream), fromUpstream: figures(fromUpstream) },
       cpuCores: { worker: coresOver(used, used.processMs[0]!), web: coresOver(used, used.processMs[1]!), bench: coresOver(used, used.ownMs), machine: coresOver(used, used.machineMs) },
       errors: errors.length,
       firstErrors: [...new Set(errors)].slice(0, 5),

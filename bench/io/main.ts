@@ -195,7 +195,13 @@ async function main(): Promise<number> {
         for (const pid of [stack.web.pid, stack.worker.pid]) process.kill(pid, 'SIGUSR2');
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
-      burst = await driveBurst((convid) => call(client, upstream.url, convid), { clients: options.clients, durationMs: options.duration * 1000, agentMs: options.seconds * 1000, pids: [stack.worker.pid, stack.web.pid] });
+      burst = await driveBurst((convid, tag) => call(client, `${upstream.url}?call=${tag}`, convid), {
+        clients: options.clients,
+        durationMs: options.duration * 1000,
+        agentMs: options.seconds * 1000,
+        pids: [stack.worker.pid, stack.web.pid],
+        arrivedAt: upstream.arrivedAt,
+      });
       burst.reading.firstCallPhasesMs = await firstCallPhases(databaseUrl, burst.firstCalls, options.seconds * 1000);
       log(`burst added latency p50 ${burst.reading.addedLatencyMs.p50} ms, p99 ${burst.reading.addedLatencyMs.p99} ms, max ${burst.reading.addedLatencyMs.max} ms; the steady state follows`);
     } else log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
