@@ -67,8 +67,11 @@ const succeeded = new WeakSet<AgentContext>();
 async function preload(pool: ContextPool, key: TenancyKey): Promise<void> {
   const over = pool.expectLoad(key);
   try {
-    const sandbox = await turnToLoad(() => pool.isolateFor(key, { alone: true }));
-    const loaded = await loadAgentContext(sandbox).catch(() => undefined);
+    const { sandbox, loading } = await turnToLoad(() => {
+      const made = pool.isolateFor(key, { alone: true });
+      return { sandbox: made, loading: loadAgentContext(made) };
+    });
+    const loaded = await loading.catch(() => undefined);
     if (loaded?.ok) pool.give(loaded.agent);
     else pool.vacate(sandbox);
   } finally {

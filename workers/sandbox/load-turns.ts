@@ -22,8 +22,8 @@ const waiting: Waiter[] = [];
 let polling = false;
 
 /**
- * Resolves with `pick()`, called in the load's turn: the isolate the load goes into (made there when
- * `light()` said none has room).
+ * Resolves with `pick()`, called in the load's turn: it picks the isolate the load goes into (made
+ * there when `light()` said none has room) and begins the load, so the next pick of the turn sees it.
  */
 export function turnToLoad<T>(pick: () => T, light: () => boolean = () => false): Promise<T> {
   return new Promise<T>((resolve, reject) => {

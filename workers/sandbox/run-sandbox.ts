@@ -181,13 +181,18 @@ function declineInline(why: InlineDecline): InlineDeclined {
 async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Settled }> {
   // An inline run's context gets an isolate of its own: its runs are entered synchronously, never while another context loads there.
   const alone = session.run.fresh || session.inline !== undefined;
-  const sandbox = await turnToLoad(
-    () => (hasEnded(session) ? undefined : session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone })),
+  // The load begins in its turn: the isolate counts it at once, so the next load of the turn sees it full.
+  const begun = await turnToLoad(
+    () => {
+      if (hasEnded(session)) return undefined;
+      const sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone });
+      return { sandbox, loading: loadAgentContext(sandbox) };
+    },
     () => hasEnded(session) || (!alone && pool.hasRoom(key)),
   );
-  if (!sandbox) return { ending: undefined };
-  held.sandbox = sandbox;
-  const loaded = await loadAgentContext(held.sandbox);
+  if (!begun) return { ending: undefined };
+  held.sandbox = begun.sandbox;
+  const loaded = await begun.loading;
   if (!loaded.ok) {
     pool.vacate(held.sandbox);
     return { ending: endingForThrown(loaded.thrown) };
