@@ -20,7 +20,7 @@ import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloo
 
 /**
  * `npm run bench:io [-- --clients C --seconds T --warmup W --duration D --worker-concurrency N --stream
- * [--per-token] [--floors] --fan-out F --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
+ * [--per-token] [--floors] --fan-out F --tokens K --profile S --profile-dir DIR --burst]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
  * (first byte after 300 ms, the body streamed in K pieces, 20 unless told, until T s); an agent awaits
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
@@ -53,6 +53,14 @@ import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloo
  *
  * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
  * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
+ *
+ * `--burst` (burst.ts): first, on the freshly started stack and with no warm-up, every client starts at
+ * the same instant, makes its conversation and continues it for D s, every call timed from its first;
+ * then the steady state above with the same clients and conversations. Adds `burst` (added latency
+ * p50/p99/max, the first calls' alone, where the calls' time went, and the burst's added p99 over the
+ * steady state's) and `targets` (each figure beside its target, also printed) to the results, written
+ * as bench/io-burst-results.json (or the --stream / --fan-out file's name with `-burst`). With
+ * `--profile S`, the profiles are of the burst's first S s.
  */
 
 const redisUrl = 'redis://127.0.0.1:6379';
