@@ -89,9 +89,9 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   // queue has `fetchChains` of them: a BullMQ worker takes its jobs one round trip after another.
   let runsInFlight = 0;
   const chains = fetchChains(config.workerConcurrency);
-  const fetchers = shardsOf(config).prefixes.flatMap((shardPrefix) => Array.from({ length: chains }, () => shardPrefix));
+  const fetchers = shardsOf(config).prefixes.flatMap((shardPrefix) => Array.from({ length: chains }, (_, chain) => ({ shardPrefix, chain })));
   const workers = fetchers.map(
-    (shardPrefix, fetcher) =>
+    ({ shardPrefix, chain }, fetcher) =>
       new Worker<RunJobData>(
         runQueueName,
         async (job, token, signal) => {
@@ -114,6 +114,8 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
           stalledInterval: config.jobLockMs,
           // A run is never started twice: a job whose worker died ends `unexpected` instead.
           maxStalledCount: 0,
+          // The check covers the whole queue: one of the process's workers on it makes it.
+          skipStalledCheck: chain > 0,
         },
       ),
   );
