@@ -9,9 +9,13 @@ import type { Worker } from 'bullmq';
  * (at most `max`), so the queue keeps its order until a run can start and every worker takes its share.
  */
 export interface FetchWindow {
-  /** A run's processor began (call synchronously, first thing: BullMQ reads the concurrency right after). */
-  started(): void;
-  /** A run's processor is over. */
+  /**
+   * A run's processor began (call synchronously, first thing: BullMQ reads the concurrency right after).
+   * Undefined when the run may start now; otherwise it waits for a place, as the process's workers
+   * together may have taken a few jobs past `max` (each takes at least one): await the promise first.
+   */
+  started(): Promise<void> | undefined;
+  /** A run's processor is over (a run that waited for a place only once it had one). */
   ended(): void;
   /**
    * A run that waits on runs of its own (sys.call's children, DESIGN §19) lends its place to them
@@ -25,35 +29,74 @@ export interface FetchWindow {
 export const defaultFetchAhead = 8;
 
 /**
- * One window over several workers (one per shard's queue, DESIGN §17): together they hold at most the
- * runs started plus `ahead` (at most `max`); each keeps its own started runs and takes at least one
- * more, so a run waiting on any shard is seen whatever the others hold. Answers each worker's window.
+ * BullMQ workers a process runs on each queue. One takes its jobs in sequence, a round trip to Redis
+ * and a turn of the event loop each: under a burst of arrivals (a deploy, a reconnect storm), with the
+ * loop busy starting the runs it took, a worker of one took its 1,000th job seconds after it was
+ * queued. Several take theirs side by side, sharing the same `ahead` between them (fetchAheadOf). A
+ * process allowed few runs keeps one: each worker takes at least one job, whatever the window says.
+ */
+export const maxFetchChains = 8;
+
+/** Runs allowed per chain at least: below it, fewer chains. */
+const runsPerChain = 64;
+
+export function fetchChains(maxRuns: number): number {
+  return Math.max(1, Math.min(maxFetchChains, Math.floor(maxRuns / runsPerChain)));
+}
+
+/** Each chain's share of `ahead` (at least one run). */
+export function fetchAheadOf(chains: number, ahead = defaultFetchAhead): number {
+  return Math.max(1, Math.ceil(ahead / chains));
+}
+
+/**
+ * One window over several workers (several per queue, one queue per shard, DESIGN §17): each holds its
+ * runs started plus `ahead` (the process's runs at most `max`, lent places aside), and takes at least
+ * one more, so a run waiting on any shard is seen whatever the others hold. Taking one more each, they
+ * may together hold a few runs past `max`: those wait for a place (`started`), so no more than `max`
+ * ever run. Answers each worker's window.
  */
 export function applyFetchWindow(workers: readonly Worker[], max: number, ahead = defaultFetchAhead): FetchWindow[] {
   const running = workers.map(() => 0);
   let total = 0;
   // Places lent by runs waiting on their children: held by BullMQ, not counted against `max`.
   let lent = 0;
+  // Runs taken past `max`, in the order they came, each starting as a place frees.
+  const waitingForPlace: { worker: number; admit: () => void }[] = [];
   const follow = () => {
     const room = Math.max(0, Math.min(ahead, max - (total - lent)));
     workers.forEach((worker, i) => {
       worker.concurrency = Math.max(1, Math.min(max + lent, running[i]! + room));
     });
   };
+  const start = (i: number) => {
+    running[i] = running[i]! + 1;
+    total += 1;
+  };
+  const admitWaiting = () => {
+    while (waitingForPlace.length > 0 && total - lent < max) {
+      const next = waitingForPlace.shift()!;
+      start(next.worker);
+      next.admit();
+    }
+  };
   follow();
   return workers.map((_, i) => ({
     started() {
-      running[i] = running[i]! + 1;
-      total += 1;
+      if (total - lent >= max) return new Promise<void>((admit) => waitingForPlace.push({ worker: i, admit }));
+      start(i);
       follow();
+      return undefined;
     },
     ended() {
       running[i] = running[i]! - 1;
       total -= 1;
+      admitWaiting();
       follow();
     },
     lend() {
       lent += 1;
+      admitWaiting();
       follow();
       for (const worker of workers) wakeMainLoop(worker);
       let given = false;

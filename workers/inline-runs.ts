@@ -95,7 +95,12 @@ export async function startInlineRuns(
       const late = lag.lateMs() > maxLateMs;
       if (intakePaused || !admission.admits(data.agentName, late)) return 'queue';
       const started = performance.now();
-      const entry = { mayLoad: admission.mayLoad, entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs) };
+      const entry = {
+        mayLoad: admission.mayLoad,
+        entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs),
+        // Its agent sent to the queue meanwhile (another of its runs waited on the host): not tried here after all.
+        stillTried: () => !intakePaused && admission.admits(data.agentName, false),
+      };
       const result = await traceRun(data, async () => {
         const ran = await runInline(runDeps, data, inputs, entry, mayCommit).catch((err: unknown) => {
           // As a worker's run then: nothing was committed, and the caller is told 503.

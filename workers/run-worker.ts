@@ -24,7 +24,7 @@ import { createRunControl } from './runs/run-control.js';
 import type { HeldConversation } from './runs/held-conversation.js';
 import { createRunAgentProcessor, reportFailedRun, type ProcessorDeps } from './run-agent.processor.js';
 import { subscribeToControl } from './control-channel.js';
-import { applyFetchWindow, defaultFetchAhead, type FetchWindow } from './fetch-window.js';
+import { applyFetchWindow, fetchAheadOf, fetchChains, type FetchWindow } from './fetch-window.js';
 import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 import { openRedis } from '../runs/redis-connection.js';
 import { newWorkerId, startWorkerStatus } from '../runs/worker-status.js';
@@ -84,36 +84,42 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
 
   const connection = openRedis(config, { maxRetriesPerRequest: null });
   const processor = createRunAgentProcessor(processorDeps);
-  // One BullMQ worker per shard's queue (DESIGN §17), sharing the fetch window and the start gate: the
-  // runs held and started are the process's, in their fair order whatever shard they came from.
+  // BullMQ workers on each shard's queue (DESIGN §17), sharing the fetch window and the start gate: the
+  // runs held and started are the process's, in their fair order whatever shard they came from. Each
+  // queue has `fetchChains` of them: a BullMQ worker takes its jobs one round trip after another.
   let runsInFlight = 0;
-  const workers = shardsOf(config).prefixes.map(
-    (shardPrefix, shard) =>
+  const chains = fetchChains(config.workerConcurrency);
+  const fetchers = shardsOf(config).prefixes.flatMap((shardPrefix) => Array.from({ length: chains }, (_, chain) => ({ shardPrefix, chain })));
+  const workers = fetchers.map(
+    ({ shardPrefix, chain }, fetcher) =>
       new Worker<RunJobData>(
         runQueueName,
         async (job, token, signal) => {
-          windows[shard]?.started();
+          const place = windows[fetcher]?.started();
+          if (place) await place;
           runsInFlight += 1;
           try {
             return await processor(job, token, signal);
           } finally {
             runsInFlight -= 1;
-            windows[shard]?.ended();
+            windows[fetcher]?.ended();
           }
         },
         {
           connection,
           prefix: shardPrefix,
           // WORKER_CONCURRENCY runs held at most, taken from the queue only as they can start (fetch-window.ts).
-          concurrency: Math.min(config.workerConcurrency, defaultFetchAhead),
+          concurrency: Math.min(config.workerConcurrency, fetchAheadOf(chains)),
           lockDuration: config.jobLockMs,
           stalledInterval: config.jobLockMs,
           // A run is never started twice: a job whose worker died ends `unexpected` instead.
           maxStalledCount: 0,
+          // The check covers the whole queue: one of the process's workers on it makes it.
+          skipStalledCheck: chain > 0,
         },
       ),
   );
-  windows = applyFetchWindow(workers, config.workerConcurrency);
+  windows = applyFetchWindow(workers, config.workerConcurrency, fetchAheadOf(chains));
   for (const worker of workers) {
     worker.on('failed', (job, err) => {
       if (job) void reportFailedRun(processorDeps, job.data, err.message);

@@ -4,6 +4,11 @@ import type { AddressInfo } from 'node:net';
 export interface LlmLikeServer {
   url: string;
   requests(): number;
+  /**
+   * performance.now() when the request whose URL carried `?call=<tag>` arrived (forgotten once asked):
+   * how long a run took to reach its first wait, seen from outside the product.
+   */
+  arrivedAt(tag: string): number | undefined;
   close(): Promise<void>;
 }
 
@@ -25,8 +30,11 @@ export interface LlmLikeOptions {
  */
 export async function startLlmLikeServer(options: LlmLikeOptions): Promise<LlmLikeServer> {
   let requests = 0;
+  const arrivals = new Map<string, number>();
   const server = http.createServer((req, res) => {
     requests += 1;
+    const tag = /[?&]call=([^&]+)/.exec(req.url ?? '')?.[1];
+    if (tag) arrivals.set(tag, performance.now());
     req.resume();
     const started = Date.now();
     const step = (options.totalMs - options.firstByteMs) / Math.max(1, options.chunks - 1);
@@ -47,6 +55,11 @@ export async function startLlmLikeServer(options: LlmLikeOptions): Promise<LlmLi
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`,
     requests: () => requests,
+    arrivedAt(tag) {
+      const at = arrivals.get(tag);
+      arrivals.delete(tag);
+      return at;
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -9,7 +9,8 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
  * every second, so the bench reads them without the product knowing. SIGUSR2 starts both over (the
  * bench sends it as timing starts).
  * With LOOP_PROBE_PROFILE_SECONDS, SIGUSR2 also starts a CPU profile of that many seconds of the timed
- * window, written to `<LOOP_PROBE_DIR>/<pid>.cpuprofile` (the start-up wave left out).
+ * window, written to `<LOOP_PROBE_DIR>/<pid>.cpuprofile` (the start-up wave left out), at the first
+ * SIGUSR2 only (with `--burst`, the burst's start).
  */
 const dir = process.env.LOOP_PROBE_DIR;
 if (dir) {
@@ -33,10 +34,13 @@ if (dir) {
   }, 1000);
   timer.unref();
   const profileSeconds = Number(process.env.LOOP_PROBE_PROFILE_SECONDS ?? 0);
+  // Only the first signal's: with --burst that is the burst's start, and the steady state's window signals again.
+  let profiled = false;
   process.on('SIGUSR2', () => {
     histogram.reset();
     gc = { pauses: 0, totalMs: 0, maxMs: 0 };
-    if (profileSeconds > 0) profileFor(profileSeconds, `${dir}/${process.pid}.cpuprofile`);
+    if (profileSeconds > 0 && !profiled) profileFor(profileSeconds, `${dir}/${process.pid}.cpuprofile`);
+    profiled = true;
   });
 }
 

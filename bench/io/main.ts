@@ -14,12 +14,13 @@ import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
 import { cleanUpOnInterrupt, createTeardown } from '../teardown.js';
 import { agentName, driveClients, relayFigures, streamedCall, wholeCall, type ClientTiming } from './calls.js';
+import { burstTargets, driveBurst, firstCallPhases, targetLines, type BurstRun } from './burst.js';
 import { startLlmLikeServer } from './llm-server.js';
 import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloorReading } from './relay-floor.js';
 
 /**
  * `npm run bench:io [-- --clients C --seconds T --warmup W --duration D --worker-concurrency N --stream
- * [--per-token] [--floors] --fan-out F --tokens K --profile S --profile-dir DIR]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
+ * [--per-token] [--floors] --fan-out F --tokens K --profile S --profile-dir DIR --burst]`: waiting runs (DESIGN §11). A loopback server answers like an LLM
  * (first byte after 300 ms, the body streamed in K pieces, 20 unless told, until T s); an agent awaits
  * it; C clients, started spread over T s, each continue a conversation of their own, call after call,
  * for W s untimed (0 unless told) and D s more, against one web and one worker process at default settings. Prints runs/s against the
@@ -52,6 +53,14 @@ import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloo
  *
  * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
  * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
+ *
+ * `--burst` (burst.ts): first, on the freshly started stack and with no warm-up, every client starts at
+ * the same instant, makes its conversation and continues it for D s, every call timed from its first;
+ * then the steady state above with the same clients and conversations. Adds `burst` (added latency
+ * p50/p99/max, the first calls' alone, where the calls' time went, and the burst's added p99 over the
+ * steady state's) and `targets` (each figure beside its target, also printed) to the results, written
+ * as bench/io-burst-results.json (or the --stream / --fan-out file's name with `-burst`). With
+ * `--profile S`, the profiles are of the burst's first S s.
  */
 
 const redisUrl = 'redis://127.0.0.1:6379';
@@ -111,12 +120,14 @@ interface IoOptions {
   floors: boolean;
   /** Children each call's agent runs at once with sys.call (0: none, the agent awaits the server itself). */
   fanOut: number;
+  /** Every client starts at the same instant on the fresh stack, timed for `duration` s (burst.ts), before the steady state. */
+  burst: boolean;
 }
 
 function parseOptions(argv: string[]): IoOptions {
   const { values } = parseArgs({
     args: argv,
-    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' }, floors: { type: 'boolean' }, 'fan-out': { type: 'string' } },
+    options: { clients: { type: 'string' }, seconds: { type: 'string' }, duration: { type: 'string' }, warmup: { type: 'string' }, 'worker-concurrency': { type: 'string' }, stream: { type: 'boolean' }, 'per-token': { type: 'boolean' }, tokens: { type: 'string' }, profile: { type: 'string' }, 'profile-dir': { type: 'string' }, floors: { type: 'boolean' }, 'fan-out': { type: 'string' }, burst: { type: 'boolean' } },
   });
   const number = (name: string, value: string | undefined, fallback: number, { zero = false } = {}) => {
     const parsed = value === undefined ? fallback : Number(value);
@@ -140,6 +151,7 @@ function parseOptions(argv: string[]): IoOptions {
     tokens: Math.round(number('tokens', values.tokens, 20)),
     floors: values.floors === true,
     fanOut: Math.round(number('fan-out', values['fan-out'], 0, { zero: true })),
+    burst: values.burst === true,
   };
 }
 
@@ -175,15 +187,33 @@ async function main(): Promise<number> {
       ...(options.fanOut ? { RUNS_IN_FLIGHT: '0' } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
-      ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration)) } : {}),
+      ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration) + (options.burst ? 1 : 0)) } : {}),
     };
     const stack = await startStack({ databaseUrl, redisUrl, queuePrefix, port: await freePort(), maxAgentRuntimeMs: 120_000, env }, (p) => processes.push(p));
     const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey, maxSockets: options.clients + 16 });
     teardown.add('close the HTTP client', () => client.close());
 
-    log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
     const call = options.stream ? streamedCall : wholeCall;
-    const convids = await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.convid)));
+    let burst: BurstRun | undefined;
+    if (options.burst) {
+      log(`burst: ${options.clients} clients at once, each making its conversation and continuing it, timed for ${options.duration} s`);
+      if (options.profileSeconds) {
+        // The profile (--profile) is of the burst's first seconds (the loop probe profiles at its first signal
+        // only), begun a second ahead: starting the profiler stops a process for hundreds of ms.
+        for (const pid of [stack.web.pid, stack.worker.pid]) process.kill(pid, 'SIGUSR2');
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      burst = await driveBurst((convid, tag) => call(client, `${upstream.url}?call=${tag}`, convid), {
+        clients: options.clients,
+        durationMs: options.duration * 1000,
+        agentMs: options.seconds * 1000,
+        pids: [stack.worker.pid, stack.web.pid],
+        arrivedAt: upstream.arrivedAt,
+      });
+      burst.reading.firstCallPhasesMs = await firstCallPhases(databaseUrl, burst.firstCalls, options.seconds * 1000);
+      log(`burst added latency p50 ${burst.reading.addedLatencyMs.p50} ms, p99 ${burst.reading.addedLatencyMs.p99} ms, max ${burst.reading.addedLatencyMs.max} ms; the steady state follows`);
+    } else log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
+    const convids = burst ? burst.convids : await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.convid)));
     const started = convids.filter((c): c is string => typeof c === 'string');
     if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
 
@@ -243,6 +273,11 @@ async function main(): Promise<number> {
       firstErrors: [...new Set(errors)].slice(0, 5),
       firstWarnings: processes.flatMap((p) => p.problems().map((line) => `${p.name}: ${line}`)).slice(0, 5),
     };
+    if (burst) {
+      const targets = burstTargets(burst.reading, { addedP99: added.p99, ofLimit: runsPerSecond / limit }, options.seconds);
+      Object.assign(results, { burst: { ...burst.reading, toSteadyAddedP99: round2(burst.reading.addedLatencyMs.p99 / added.p99) }, targets });
+      for (const line of targetLines(targets)) log(line);
+    }
     const floors = options.floors ? await measureFloors(options, { upstream: upstream.url, prefix: queuePrefix, timing }, processes) : undefined;
     if (floors) {
       const relayToFloor = relayRatios(results.tokenRelayMs!, floors);
@@ -253,8 +288,8 @@ async function main(): Promise<number> {
     }
     printResults(results);
     const resultsFile = options.stream ? 'io-stream-results.json' : options.fanOut ? 'io-fanout-results.json' : 'io-results.json';
-    writeFileSync(new URL(`../../../bench/${resultsFile}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
-    return errors.length === 0 ? 0 : 1;
+    writeFileSync(new URL(`../../../bench/${burst ? resultsFile.replace('results', 'burst-results') : resultsFile}`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+    return errors.length === 0 && !burst?.reading.errors ? 0 : 1;
   } finally {
     for (const line of await teardown.run()) log(line);
   }

@@ -29,6 +29,35 @@ describe('agent code cache', () => {
     );
   });
 
+  it('reads the code of a version once for the calls asking for it together, and again after a read that failed', async () => {
+    const name = `burst${randomUUID().slice(0, 8)}`;
+    await publish(name, 'v1');
+    let codeReads = 0;
+    // Counts the statements that read a whole version, its code (the latest-version reads select numbers only).
+    const counted = db.withPlugin({
+      transformQuery(args) {
+        const node = args.node as { kind: string; selections?: { selection: { kind: string } }[] };
+        if (node.kind === 'SelectQueryNode' && node.selections?.some((s) => s.selection.kind === 'SelectAllNode')) codeReads += 1;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    });
+    const agents = createAgentCodeCache();
+    const answers = await Promise.all(Array.from({ length: 20 }, () => agents.version(counted, name, 1)));
+    assert.deepEqual(new Set(answers.map((agent) => agent?.code)), new Set(['/* v1 */']));
+    assert.equal(codeReads, 1);
+    const broken = db.withPlugin({
+      transformQuery: () => {
+        throw new Error('PostgreSQL unreachable');
+      },
+      transformResult: async (args) => args.result,
+    });
+    const other = createAgentCodeCache();
+    await assert.rejects(Promise.all([other.version(broken, name, 1), other.version(broken, name, 1)]), /unreachable/);
+    assert.equal((await other.version(counted, name, 1))?.code, '/* v1 */');
+    assert.equal(codeReads, 2);
+  });
+
   it('runs a version published before the call at once', async () => {
     const name = `fresh${randomUUID().slice(0, 8)}`;
     const agents = createAgentCodeCache();

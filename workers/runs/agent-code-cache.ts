@@ -21,6 +21,9 @@ export interface AgentCodeCache {
 
 export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
   const cache = new Map<string, AgentCode>();
+  // Reads under way, by `name@version`: a burst of first runs of one agent (a deploy, a reconnect storm)
+  // all miss the cache at once, and would otherwise each read the code, queued on the pool's few connections.
+  const reading = new Map<string, Promise<AgentCode | undefined>>();
   const latestVersions = createLatestVersionReader();
   const remember = (agent: AgentCode) => {
     cache.set(`${agent.name}@${agent.version}`, agent);
@@ -36,10 +39,16 @@ export function createAgentCodeCache(maxEntries = 500): AgentCodeCache {
       return version === undefined ? undefined : this.version(db, name, version);
     },
     async version(db, name, version) {
-      const hit = cache.get(`${name}@${version}`);
+      const key = `${name}@${version}`;
+      const hit = cache.get(key);
       if (hit) return hit;
-      const row = await findAgentVersion(db, name, version);
-      return row && remember({ name, version, code: row.code, sourceMap: row.source_map });
+      const under = reading.get(key);
+      if (under) return under;
+      const read = findAgentVersion(db, name, version).then((row) => row && remember({ name, version, code: row.code, sourceMap: row.source_map }));
+      reading.set(key, read);
+      const forget = () => void (reading.get(key) === read && reading.delete(key));
+      read.then(forget, forget);
+      return read;
     },
   };
 }

@@ -62,6 +62,8 @@ export interface ContextPool {
    * must never wait for that).
    */
   isolateFor(key: TenancyKey, options?: { alone?: boolean }): SandboxIsolate;
+  /** Whether `isolateFor` would now answer an isolate already made (a load that makes none holds the main thread little). */
+  hasRoom(key: TenancyKey): boolean;
   /** Whether a load or run is under way in an isolate of this key, or a load for it is about to start (expectLoad). */
   busy(key: TenancyKey): boolean;
   /** A load for this key is about to start (it waits its turn first); call what is returned once it is over. */
@@ -199,11 +201,17 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
     return undefined;
   }
 
-  function isolateFor(key: TenancyKey, { alone = false }: { alone?: boolean } = {}): SandboxIsolate {
-    for (const tenancy of alone ? [] : (open.get(key) ?? [])) {
+  function withRoom(key: TenancyKey): Tenancy | undefined {
+    for (const tenancy of open.get(key) ?? []) {
       if (isDisposed(tenancy.sandbox) || tenancy.unwinding > 0) continue;
-      if (tenancy.sandbox.contexts < settings.contextsPerIsolate) return load(tenancy);
+      if (tenancy.sandbox.contexts < settings.contextsPerIsolate) return tenancy;
     }
+    return undefined;
+  }
+
+  function isolateFor(key: TenancyKey, { alone = false }: { alone?: boolean } = {}): SandboxIsolate {
+    const roomy = alone ? undefined : withRoom(key);
+    if (roomy) return load(roomy);
     const sandbox = createSandboxIsolate(key);
     const tenancy: Tenancy = { sandbox, loaded: 0, sealed: false, watching: false, unwinding: 0 };
     tenancies.set(sandbox, tenancy);
@@ -351,6 +359,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   return {
     take,
     isolateFor,
+    hasRoom: (key) => withRoom(key) !== undefined,
     busy: (key) => (expected.get(key)?.length ?? 0) > 0 || (open.get(key) ?? []).some((tenancy) => tenancy.sandbox.inFlight > 0),
     expectLoad: (key) => {
       const load = Symbol('load');

@@ -8,6 +8,13 @@ import type { InlineEntry } from './sandbox.types.js';
 const inlineWaitMs = 250;
 
 /**
+ * How often a waiting run asks whether it is still to be tried here (InlineEntry `stillTried`): a
+ * burst of a new agent's calls all wait for the one context the first of them loads, and once that one
+ * turned out to wait on the host, the others go to the queue within this, not after inlineWaitMs.
+ */
+const retryCheckMs = 20;
+
+/**
  * A context for an inline run (run-sandbox.ts runSandboxInline). Inline runs are over before the next one starts,
  * so one warm context per caller and agent serves them all: a run that finds none while one is loaded
  * or used for its key waits for it (up to inlineWaitMs, then 'busy'); one that finds none at all has
@@ -30,10 +37,11 @@ export async function inlineContext<Loaded>(
       return { agent: warm };
     }
     if (!pool.busy(key)) break;
-    if (Date.now() >= deadline) return 'busy';
-    await pool.nextGiven(key, deadline - Date.now());
+    if (Date.now() >= deadline || inline.stillTried?.() === false) return 'busy';
+    await pool.nextGiven(key, Math.min(retryCheckMs, deadline - Date.now()));
     if (stopped()) return 'stopped';
   }
+  if (inline.stillTried?.() === false) return 'busy';
   if (!inline.mayLoad()) return 'busy';
   const over = pool.expectLoad(key);
   try {
@@ -67,9 +75,11 @@ const succeeded = new WeakSet<AgentContext>();
 async function preload(pool: ContextPool, key: TenancyKey): Promise<void> {
   const over = pool.expectLoad(key);
   try {
-    await turnToLoad();
-    const sandbox = pool.isolateFor(key, { alone: true });
-    const loaded = await loadAgentContext(sandbox).catch(() => undefined);
+    const { sandbox, loading } = await turnToLoad(() => {
+      const made = pool.isolateFor(key, { alone: true });
+      return { sandbox: made, loading: loadAgentContext(made) };
+    });
+    const loaded = await loading.catch(() => undefined);
     if (loaded?.ok) pool.give(loaded.agent);
     else pool.vacate(sandbox);
   } finally {

@@ -179,11 +179,20 @@ function declineInline(why: InlineDecline): InlineDeclined {
 
 /** A context loaded for the run (cold starts take turns), or how the run ended meanwhile. */
 async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Settled }> {
-  await turnToLoad();
-  if (hasEnded(session)) return { ending: undefined };
   // An inline run's context gets an isolate of its own: its runs are entered synchronously, never while another context loads there.
-  held.sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone: session.inline !== undefined });
-  const loaded = await loadAgentContext(held.sandbox);
+  const alone = session.run.fresh || session.inline !== undefined;
+  // The load begins in its turn: the isolate counts it at once, so the next load of the turn sees it full.
+  const begun = await turnToLoad(
+    () => {
+      if (hasEnded(session)) return undefined;
+      const sandbox = session.run.fresh ? createSandboxIsolate(key) : pool.isolateFor(key, { alone });
+      return { sandbox, loading: loadAgentContext(sandbox) };
+    },
+    () => hasEnded(session) || (!alone && pool.hasRoom(key)),
+  );
+  if (!begun) return { ending: undefined };
+  held.sandbox = begun.sandbox;
+  const loaded = await begun.loading;
   if (!loaded.ok) {
     pool.vacate(held.sandbox);
     return { ending: endingForThrown(loaded.thrown) };

@@ -183,4 +183,9 @@ export interface InlineEntry {
    * the entry took (ms). A context's first entry compiles the agent's code and is not counted.
    */
   entered(cpuMs: number): void;
+  /**
+   * Whether the run is still to be tried here: false once another run of its agent showed meanwhile
+   * that they are not short (it waited on the host), so a burst of them stops waiting for a context.
+   */
+  stillTried?(): boolean;
 }
