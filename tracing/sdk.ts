@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { basename } from 'node:path';
+import { createSpanIdGenerator } from './span-ids.js';
 
 // Types only: the packages are required in startSdk, so a process without tracing never loads them.
 type Exporter = typeof import('@opentelemetry/exporter-trace-otlp-http');
@@ -21,6 +22,7 @@ type TraceNode = typeof import('@opentelemetry/sdk-trace-node');
  *   more for what they add;
  * - PostgreSQL and Redis calls made within a traced call or run (not the queue's own polling): the SQL
  *   text (kysely sends values as parameters, which are never recorded) and the Redis command name only;
+ *   no span for taking a connection from the pool (one per query, saying nothing the query's does not);
  * - outgoing HTTP is not instrumented here: sys.fetch and webhook requests make spans of their own
  *   that name the destination's host and never its path or query (workers/tracing/).
  */
@@ -40,13 +42,14 @@ export function startSdk(): () => Promise<void> {
         'agentexec.process': basename(process.argv[1] ?? 'node', '.js'),
       }),
     ),
+    idGenerator: createSpanIdGenerator(),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())],
   });
   provider.register();
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false, ignoreConnectSpans: true }),
       new IORedisInstrumentation({ requireParentSpan: true, dbStatementSerializer: (command) => command }),
     ],
   });

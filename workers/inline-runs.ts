@@ -109,7 +109,7 @@ export async function startInlineRuns(
         });
         recordRunEnd(ran);
         return ran;
-      });
+      }, (ran) => 'queue' in ran);
       if ('withdrawn' in result) return 'withdrawn';
       if ('queue' in result) {
         if (result.queue === 'waits' || result.queue === 'long') admission.notShort(data.agentName, result.queue);

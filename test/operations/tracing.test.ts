@@ -221,7 +221,6 @@ describe('OpenTelemetry traces', function () {
     assert.equal(asked.body.resultCode, 'ask', JSON.stringify(asked.body));
     const answered = await execAgent(url, key, { agentName: asker, convid: asked.body.convid, inputs: { pin } });
     assert.equal(answered.body.resultCode, 'success', JSON.stringify(answered.body));
-    // (A web process may first try a run itself and hand it to a worker: that attempt is a span of its own, without a result code.)
     const runOf = (resultCode: string) => otlp.spans.find((s) => s.name === `invoke_agent ${asker}` && s.attributes['gen_ai.conversation.id'] === asked.body.convid && s.attributes['agentexec.run.result_code'] === resultCode);
     await waitFor(() => runOf('ask') !== undefined && runOf('success') !== undefined, 10_000, 'the spans of both runs');
     const [first, second] = [runOf('ask')!, runOf('success')!];
@@ -231,6 +230,14 @@ describe('OpenTelemetry traces', function () {
     // The answer replays the ask from the run's journal: nothing is asked again.
     await waitFor(() => inTrace(second.traceId).some((s) => s.name === 'commit'), 10_000, 'the second run’s commit');
     assert.equal(inTrace(second.traceId).some((s) => s.name === 'ask'), false);
+
+    // The web process tried the first run itself (a new conversation's) and handed it to a worker at
+    // its ask: that attempt is no span, the worker's run is the run's one (this agent's only runs are
+    // these two). The web process ended the attempt before the call's `send runs` span, so that span's
+    // export shows the attempt's would be in by now.
+    await waitFor(() => otlp.spans.some((s) => s.spanId === first.links[0]?.spanId), 10_000, 'the first run’s send span');
+    const runSpans = otlp.spans.filter((s) => s.name === `invoke_agent ${asker}`);
+    assert.deepEqual(runSpans.map((s) => s.attributes['agentexec.run.result_code']).sort(), ['ask', 'success']);
   });
 
   it('traces a background run’s webhook delivery, which carries its traceparent', async () => {

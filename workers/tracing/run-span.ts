@@ -10,8 +10,12 @@ import type { RunEnding } from '../../runs/run-endings.js';
  * call's span for a run the web process answers itself), never its child: a run's trace ends with the
  * run. Everything the run does within `run` (its sys calls, its commit, its PostgreSQL and Redis
  * calls, its log lines) belongs to it. Without tracing, just runs `run`.
+ *
+ * `handedOn`, when given, tells from `run`'s result that the run was not run here after all (a web
+ * process's inline attempt that left it to the queue): its span is then dropped, never ended and so
+ * never exported, as the worker that runs it makes the run's one span.
  */
-export async function traceRun<T>(data: RunJobData, run: () => Promise<T>): Promise<T> {
+export async function traceRun<T>(data: RunJobData, run: () => Promise<T>, handedOn?: (result: T) => boolean): Promise<T> {
   if (!tracingEnabled) return run();
   const span = tracer.startSpan(`invoke_agent ${data.agentName}`, {
     kind: SpanKind.INTERNAL,
@@ -26,23 +30,24 @@ export async function traceRun<T>(data: RunJobData, run: () => Promise<T>): Prom
       ...(data.background ? { 'agentexec.run.background': true } : {}),
     },
   });
+  let result: T;
   try {
-    return await context.with(trace.setSpan(ROOT_CONTEXT, span), run);
+    result = await context.with(trace.setSpan(ROOT_CONTEXT, span), run);
   } catch (err) {
     markFailed(span, err);
-    throw err;
-  } finally {
     span.end();
+    throw err;
   }
+  if (!handedOn?.(result)) span.end();
+  return result;
 }
 
 /** Records how the run in the active run span ended: its result code, or the refusal's error code. */
 export function recordRunEnd(result: RunEnding | undefined | { queue: string } | { withdrawn: true }): void {
-  if (!tracingEnabled || !result) return;
+  if (!tracingEnabled || !result || 'queue' in result) return;
   const span = trace.getSpan(context.active());
   if (!span) return;
-  if ('queue' in result) span.setAttribute('agentexec.run.handed_to_worker', true);
-  else if ('withdrawn' in result) span.setAttribute('agentexec.run.withdrawn', true);
+  if ('withdrawn' in result) span.setAttribute('agentexec.run.withdrawn', true);
   else if (result.kind === 'response') span.setAttribute('agentexec.run.result_code', result.response.resultCode);
   else span.setAttribute('agentexec.run.refused', result.code);
 }
