@@ -71,6 +71,7 @@ const executionColumns = [
   'duration_ms',
   'timeline',
   'trace_id',
+  'parent_run_id',
 ] as const;
 
 /** `$from, …` for `count` parameters. */
@@ -150,6 +151,7 @@ const executionTypes: Record<(typeof executionColumns)[number], string> = {
   duration_ms: 'int',
   timeline: 'jsonb',
   trace_id: 'text',
+  parent_run_id: 'uuid',
 };
 
 /**
