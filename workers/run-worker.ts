@@ -79,7 +79,8 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
 
   // A short child runs here, in its parent's worker, while the worker has room (DESIGN §19): no job, fetch or event between.
   let hasRoom = () => false;
-  const childrenHere: ShortRunDeps = { runDeps: processorDeps, admission: createInlineAdmission(deps.clock, defaultAdmission), logger, runMetrics };
+  // Their commit does not wait for the WAL's flush: the parent's own commit, after it, flushes it (FirstRun.flushLater).
+  const childrenHere: ShortRunDeps = { runDeps: { ...processorDeps, firstRuns: createFirstRunWriter(deps.db, { flushLater: true }) }, admission: createInlineAdmission(deps.clock, defaultAdmission), logger, runMetrics };
   const runHere: ChildRunsDeps['runHere'] = async (data, inputs, mayCommit) => (hasRoom() ? runShort(childrenHere, data, inputs, { late: false, mayCommit }) : 'queue');
   processorDeps.childRuns = createChildRuns({ ...deps, redis: publisher, runQueues, agents, callerLimits: createCallerLimitsCache(deps.db, config), ends: childEnds, lendPlace, runHere });
 
