@@ -168,6 +168,8 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
 async function runChildHere(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, taking: Promise<SlotAnswer>): Promise<CallResult | 'queue'> {
   const data = childJobData(deps, parent, child, { priority: 1, turn: undefined }, '');
   const admitted = taking.then((slot) => slot.admitted);
+  // Awaited only if the run reaches its commit; a failed take is answered below.
+  admitted.catch(() => undefined);
   let ran: Awaited<ReturnType<NonNullable<ChildRunsDeps['runHere']>>>;
   try {
     ran = await deps.runHere!(data, child.inputs, admitted);
