@@ -30,6 +30,7 @@ import { openRedis } from '../runs/redis-connection.js';
 import { newWorkerId, startWorkerStatus } from '../runs/worker-status.js';
 import { hostname } from 'node:os';
 import { createCallerLimitsCache } from '../runs/caller-limits-cache.js';
+import { createInFlightView } from '../runs/in-flight-view.js';
 import { openRunQueues } from '../runs/run-queues.js';
 import { openChildEnds } from './runs/child-ends.js';
 import { createChildRuns, type ChildRunsDeps } from './runs/child-runs.js';
@@ -82,7 +83,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   // Their commit does not wait for the WAL's flush: the parent's own commit, after it, flushes it (FirstRun.flushLater).
   const childrenHere: ShortRunDeps = { runDeps: { ...processorDeps, firstRuns: createFirstRunWriter(deps.db, { flushLater: true }) }, admission: createInlineAdmission(deps.clock, defaultAdmission), logger, runMetrics };
   const runHere: ChildRunsDeps['runHere'] = async (data, inputs, mayCommit) => (hasRoom() ? runShort(childrenHere, data, inputs, { late: false, mayCommit }) : 'queue');
-  processorDeps.childRuns = createChildRuns({ ...deps, redis: publisher, runQueues, agents, callerLimits: createCallerLimitsCache(deps.db, config), ends: childEnds, lendPlace, runHere });
+  processorDeps.childRuns = createChildRuns({ ...deps, redis: publisher, runQueues, agents, callerLimits: createCallerLimitsCache(deps.db, config), inFlight: createInFlightView(), ends: childEnds, lendPlace, runHere });
 
   const subscriber = await subscribeToControl(config, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);

@@ -13,6 +13,7 @@ import type { RedisClient } from '../../runs/redis-connection.js';
 import type { RunQueues } from '../../runs/run-queues.js';
 import { releaseRunSlot, slotLeftoverAfterMs, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
 import type { CallerLimits } from '../../runs/caller-limits.js';
+import type { InFlightView } from '../../runs/in-flight-view.js';
 import type { RunEnding } from '../../runs/run-endings.js';
 import { stopRun } from '../../runs/stop-run.js';
 import { forgetRunChildren, noteRunChild, stopRunChildren } from '../../runs/run-children.js';
@@ -51,6 +52,8 @@ export interface ChildRunsDeps {
   runQueues: RunQueues;
   agents: AgentCodeCache;
   callerLimits: CallerLimitsCache;
+  /** Each caller's runs in flight as last heard: a short child run here needs no place taken while they leave room. */
+  inFlight: InFlightView;
   ends: ChildEnds;
   /** Counts a waiting parent out of the runs the worker holds (workers/fetch-window.ts FetchWindow.lend). */
   lendPlace?: () => () => void;
@@ -59,7 +62,7 @@ export interface ChildRunsDeps {
    * it did not, or the child was not short (nothing of it kept or sent); 'withdrawn' when `mayCommit`
    * said no. Absent: every child is queued.
    */
-  runHere?: (data: RunJobData, inputs: JsonObject, mayCommit: PromiseLike<boolean>) => Promise<RunEnding | 'queue' | 'withdrawn'>;
+  runHere?: (data: RunJobData, inputs: JsonObject, mayCommit: PromiseLike<boolean> | undefined) => Promise<RunEnding | 'queue' | 'withdrawn'>;
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -141,13 +144,21 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
   if (before === 'joined') await note(parent, child.runId);
   if (before) return before;
   if (!exists) return refusal('agentNotFound', `No agent is named ${child.agentName}.`, null);
-  const taking = takeRunSlot(deps.redis, shardsOf(config), caller, child.runId, limits, slotLeftoverAfterMs(config));
+  const takeSlot = () => {
+    const taking = takeRunSlot(deps.redis, shardsOf(config), caller, child.runId, limits, slotLeftoverAfterMs(config));
+    void taking.then((slot) => deps.inFlight.heard(caller, slot.inFlight), () => undefined);
+    return taking;
+  };
   // A new conversation's child (as a fresh call makes it: no earlier try can have started it) is tried
-  // here first, while its place is taken: nothing of it goes out before its commit, which waits for
-  // the place (a refused one keeps nothing).
-  const here = child.newConversation && child.live && deps.runHere ? await runChildHere(deps, parent, child, taking) : 'queue';
+  // here first. Its place is taken meanwhile, unless nothing needs counting (as the web process admits
+  // its short runs, server/exec/run-admission.ts): no per-minute limit, and the caller's runs in flight
+  // as last heard leave room. Nothing of it goes out before its commit, which waits for the place (a
+  // refused one keeps nothing).
+  const tryHere = child.newConversation && child.live && deps.runHere !== undefined;
+  const counted = tryHere && needsCounting(limits, deps.inFlight.recent(caller)) ? takeSlot() : undefined;
+  const here = tryHere ? await runChildHere(deps, parent, child, counted) : 'queue';
   if (here !== 'queue') return here;
-  const slot = await taking;
+  const slot = await (counted ?? takeSlot());
   if (!slot.admitted) return rateLimited(limits, slot.refusedBy);
   const priority = fairPriority(slot.inFlight, limits.weight);
   let turn: Turn | undefined;
@@ -164,25 +175,39 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
   }
 }
 
-/** The child run here (ChildRunsDeps.runHere): how it ended, or 'queue' (its place, if taken, kept for the queued run). */
-async function runChildHere(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, taking: Promise<SlotAnswer>): Promise<CallResult | 'queue'> {
+/** Whether a child's place must be taken in Redis: a per-minute limit, or runs in flight not heard of lately or with no room left. */
+function needsCounting(limits: CallerLimits, recentInFlight: number | undefined): boolean {
+  if (limits.runsPerMinute > 0 || recentInFlight === undefined) return true;
+  return limits.runsInFlight > 0 && recentInFlight + 1 > limits.runsInFlight;
+}
+
+/**
+ * The child run here (ChildRunsDeps.runHere), its place being taken (`taking`) or needing none: how
+ * it ended, or 'queue' (its place, if taken, kept for the queued run).
+ */
+async function runChildHere(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, taking: Promise<SlotAnswer> | undefined): Promise<CallResult | 'queue'> {
   const data = childJobData(deps, parent, child, { priority: 1, turn: undefined }, '');
-  const admitted = taking.then((slot) => slot.admitted);
+  const admitted = taking?.then((slot) => slot.admitted);
   // Awaited only if the run reaches its commit; a failed take is answered below.
-  admitted.catch(() => undefined);
+  admitted?.catch(() => undefined);
   let ran: Awaited<ReturnType<NonNullable<ChildRunsDeps['runHere']>>>;
   try {
     ran = await deps.runHere!(data, child.inputs, admitted);
   } catch (err) {
-    if ((await taking.catch(() => undefined))?.admitted) await releaseRunSlot(deps.redis, shardsOf(deps.config), parent.caller, child.runId).catch(() => undefined);
+    if (taking && (await taking.catch(() => undefined))?.admitted) await releaseRunSlot(deps.redis, shardsOf(deps.config), parent.caller, child.runId).catch(() => undefined);
     throw err;
   }
   if (ran === 'queue') return 'queue';
-  const slot = await taking;
-  if (!slot.admitted) return rateLimited(await deps.callerLimits.get(parent.caller), slot.refusedBy);
+  const slot = taking && (await taking);
+  if (slot && !slot.admitted) return rateLimited(await deps.callerLimits.get(parent.caller), slot.refusedBy);
   if (ran === 'withdrawn') throw new Error('a child run admitted was withdrawn');
+  if (!slot) return endOfChildHere(child, ran);
   // Its place is given back as a worker gives back a run's: before its end is told.
   releaseRunSlot(deps.redis, shardsOf(deps.config), parent.caller, child.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: child.runId }, 'run place not given back; it lapses'));
+  return endOfChildHere(child, ran);
+}
+
+function endOfChildHere(child: ChildCall, ran: RunEnding): CallResult {
   return ran.kind === 'response' ? resultOf(child.runId, ran.response) : refusal(refusalCode(ran.code), ran.message, child.convid);
 }
 
