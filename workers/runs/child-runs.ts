@@ -32,8 +32,11 @@ import type { ChildEnd, ChildEnds } from './child-ends.js';
  * before its child's end was recorded, so waits for the same child instead of starting another.
  */
 export interface ChildRuns {
-  /** Starts (or joins) `child` of the run `parent`, and resolves with how it ended; see AgentCalls.run. */
-  run(parent: RunJobData, child: ChildCall, signal: AbortSignal): Promise<CallResult>;
+  /**
+   * Starts (or joins) `child` of the run `parent`, and resolves with how it ended; see AgentCalls.run.
+   * `waits` is called when the parent is to wait for a child queued or running elsewhere (it lends its place then).
+   */
+  run(parent: RunJobData, child: ChildCall, signal: AbortSignal, waits?: () => void): Promise<CallResult>;
   /** A run waiting on its children lends its place in the worker to them until the function returned is called (ChildRunsDeps.lendPlace). */
   lendPlace(): () => void;
   /** The run `parentRunId` ended in this worker, its children stopped there or ended: their note is dropped (runs/run-children.ts). */
@@ -76,7 +79,7 @@ export function createChildRuns(deps: ChildRunsDeps): ChildRuns {
     return noteRunChild(deps.redis, shards, parent.runId, childRunId, slotLeftoverAfterMs(deps.config));
   };
   return {
-    async run(parent, child, signal) {
+    async run(parent, child, signal, waits) {
       // The end is listened for before the job exists: pub/sub keeps nothing for late subscribers.
       const waiting = deps.ends.await(child.runId);
       try {
@@ -86,6 +89,7 @@ export function createChildRuns(deps: ChildRunsDeps): ChildRuns {
         });
         if (started === 'queued') waiting.publishesHere();
         else if (started !== 'joined') return started;
+        waits?.();
         return resultOfEnd(child, await untilEndOrAbort(deps, child, waiting.ended, signal));
       } finally {
         waiting.stop();
