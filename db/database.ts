@@ -20,6 +20,7 @@ import * as schedules from './migrations/0014_schedules.js';
 import * as runTimeline from './migrations/0016_run_timeline.js';
 import * as webhookDeliveryLog from './migrations/0017_webhook_delivery_log.js';
 import * as runListAgentResultIndex from './migrations/0018_run_list_agent_result_index.js';
+import * as runParent from './migrations/0019_run_parent.js';
 
 export type Db = Kysely<Database>;
 
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0016_run_timeline': runTimeline,
   '0017_webhook_delivery_log': webhookDeliveryLog,
   '0018_run_list_agent_result_index': runListAgentResultIndex,
+  '0019_run_parent': runParent,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

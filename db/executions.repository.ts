@@ -14,7 +14,7 @@ export async function insertExecution(db: Db, execution: NewExecution): Promise<
 }
 
 /** What identifies a run and its caller, for recording how it ended. */
-export type RunIdentity = Pick<RunJobData, 'runId' | 'convid' | 'agentName' | 'caller' | 'requestId' | 'draft' | 'background'>;
+export type RunIdentity = Pick<RunJobData, 'runId' | 'convid' | 'agentName' | 'caller' | 'requestId' | 'draft' | 'background' | 'parent'>;
 
 /**
  * Records a run that ended without a run of the agent behind it (withdrawn from the queue by a cancel,
@@ -40,6 +40,7 @@ export async function recordEndedRun(db: Db, data: RunIdentity, response: Execut
     // A background run that ended without running (cancelled in the queue, its worker lost) is still
     // sent to its webhook: the trigger queues the delivery, the sweep delivers it.
     background: data.background === true,
+    parent_run_id: data.parent?.runId ?? null,
   });
 }
 

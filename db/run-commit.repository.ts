@@ -17,6 +17,13 @@ export interface FirstRun {
    * still the agent's latest version when the statement runs.
    */
   fence?: { agentName: string; version: number };
+  /**
+   * Its commit need not wait for the WAL's flush (synchronous_commit off for its transaction): a run
+   * whose effect is made durable by a later commit that depends on it (a child run in its parent's
+   * worker, DESIGN §19: the WAL is flushed in order, so the parent's own commit, or its end recorded by
+   * another process, flushes the child's first). Honoured for a run written alone without a pause.
+   */
+  flushLater?: boolean;
 }
 
 /**
@@ -71,6 +78,7 @@ const executionColumns = [
   'duration_ms',
   'timeline',
   'trace_id',
+  'parent_run_id',
 ] as const;
 
 /** `$from, …` for `count` parameters. */
@@ -90,19 +98,27 @@ const firstRunStatements = (() => {
   const fence = placeholders(conversationColumns.length + executionColumns.length + 1, 2);
   const insertExecution = `insert into executions (${executionColumns.join(', ')}) values (${execution.join(', ')})`;
   const insertConversation = (id: string) => `insert into conversations (${conversationColumns.join(', ')}) values (${[id, ...conversation.slice(1)].join(', ')}) returning id`;
+  // Always true; evaluated once, it sets synchronous_commit off for the statement's transaction (FirstRun.flushLater).
+  const flushLater = `(select set_config('synchronous_commit', 'off', true)) is not null`;
+  // The conversation's id: given only while the fence's version is the latest, when fenced.
+  const id = (fenced: boolean, late: boolean) => {
+    if (!fenced && !late) return conversation[0]!;
+    const where = [...(fenced ? [`name = ${fence[0]} and latest_version = ${fence[1]}`] : []), ...(late ? [flushLater] : [])].join(' and ');
+    return `(select ${conversation[0]}::uuid${fenced ? ' from agents' : ''} where ${where})`;
+  };
+  const statement = (name: string, fenced: boolean, late: boolean) => ({ name, text: `with conversation as (${insertConversation(id(fenced, late))}) ${insertExecution}` });
   return {
-    plain: { name: 'record-first-run', text: `with conversation as (${insertConversation(conversation[0]!)}) ${insertExecution}` },
-    fenced: {
-      name: 'record-first-run-fenced',
-      text: `with conversation as (${insertConversation(`(select ${conversation[0]}::uuid from agents where name = ${fence[0]} and latest_version = ${fence[1]})`)}) ${insertExecution}`,
-    },
+    plain: statement('record-first-run', false, false),
+    fenced: statement('record-first-run-fenced', true, false),
+    plainFlushLater: statement('record-first-run-flush-later', false, true),
+    fencedFlushLater: statement('record-first-run-fenced-flush-later', true, true),
   };
 })();
 
 async function recordFirstRun(db: Db, run: FirstRun): Promise<'committed' | 'stale'> {
   const { conversation, execution } = firstRunRows(run);
   const values = [...conversationColumns.map((column) => conversation[column]), ...executionColumns.map((column) => execution[column])];
-  const { name, text } = run.fence ? firstRunStatements.fenced : firstRunStatements.plain;
+  const { name, text } = run.fence ? (run.flushLater ? firstRunStatements.fencedFlushLater : firstRunStatements.fenced) : run.flushLater ? firstRunStatements.plainFlushLater : firstRunStatements.plain;
   if (run.fence) values.push(run.fence.agentName, run.fence.version);
   return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'conversations', 'id');
 }
@@ -150,6 +166,7 @@ const executionTypes: Record<(typeof executionColumns)[number], string> = {
   duration_ms: 'int',
   timeline: 'jsonb',
   trace_id: 'text',
+  parent_run_id: 'uuid',
 };
 
 /**

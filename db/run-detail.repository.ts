@@ -8,13 +8,14 @@ export interface RunDetailRow extends RunRecordRow {
   response: ExecutionResponse;
   timeline: TimelineEntry[] | null;
   traceId: string | null;
+  parentRunId: string | null;
 }
 
 /** The execution record of the run with this id, whoever called it; undefined while it has not ended (or for an unknown id). */
 export async function findRunDetail(db: Db, runId: string): Promise<RunDetailRow | undefined> {
   return db
     .selectFrom('executions')
-    .select([...runRecordColumns, 'response', 'timeline', 'trace_id as traceId'])
+    .select([...runRecordColumns, 'response', 'timeline', 'trace_id as traceId', 'parent_run_id as parentRunId'])
     .where('id', '=', runId)
     .executeTakeFirst() as Promise<RunDetailRow | undefined>;
 }

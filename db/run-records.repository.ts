@@ -10,13 +10,15 @@ export interface RunRecord {
   startedAt: Date;
   finishedAt: Date;
   response: ExecutionResponse;
+  /** A child run's parent (sys.call); null for any other run. */
+  parentRunId: string | null;
 }
 
 /** The caller's run with this id, once it has ended; undefined for another caller's, or while it goes on. */
 export async function findRunRecord(db: Db, caller: Pick<Principal, 'kind' | 'id'>, runId: string): Promise<RunRecord | undefined> {
   return db
     .selectFrom('executions')
-    .select(['id as runId', 'convid', 'agent_name as agentName', 'submitted_at as submittedAt', 'started_at as startedAt', 'finished_at as finishedAt', 'response'])
+    .select(['id as runId', 'convid', 'agent_name as agentName', 'submitted_at as submittedAt', 'started_at as startedAt', 'finished_at as finishedAt', 'response', 'parent_run_id as parentRunId'])
     .where('id', '=', runId)
     .where('principal_kind', '=', caller.kind)
     .where('principal_id', '=', caller.id)

@@ -155,6 +155,8 @@ export interface ExecutionsTable {
   timeline: ColumnType<unknown, string | null | undefined, never>;
   /** The run's OpenTelemetry trace id; null when the process did not trace. */
   trace_id: ColumnType<string | null, string | null | undefined, never>;
+  /** A child run's parent (sys.call, DESIGN §19); null for any other run. */
+  parent_run_id: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface DraftsTable {

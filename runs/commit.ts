@@ -137,5 +137,6 @@ function executionRow(data: RunJobData, record: RunRecord): NewExecution {
     timeline: record.timeline?.length ? JSON.stringify(record.timeline) : null,
     // Made within the run's trace (runs/ code runs in the worker's run span): the console links to it.
     trace_id: activeTraceId(),
+    parent_run_id: data.parent?.runId ?? null,
   };
 }

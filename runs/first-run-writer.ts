@@ -16,7 +16,12 @@ export interface FirstRunWriter {
 /** Runs written in one statement at most: a bound on its size. */
 const maxGroup = 100;
 
-export function createFirstRunWriter(db: Db): FirstRunWriter {
+/**
+ * `flushLater`: each run is written alone, its commit not waiting for the WAL's flush (FirstRun.flushLater):
+ * for runs whose durability a later commit that depends on them makes (a worker's children run in it).
+ */
+export function createFirstRunWriter(db: Db, { flushLater = false }: { flushLater?: boolean } = {}): FirstRunWriter {
+  if (flushLater) return { write: (run) => recordFirstRuns(db, [{ ...run, flushLater: true }]) };
   const write = groupedWrites<FirstRun>({ alone: (run) => recordFirstRuns(db, [run]), together: (runs) => recordFirstRuns(db, runs), maxGroup });
   return { write };
 }

@@ -13,7 +13,7 @@ import type { InlineRuns } from '../runs/inline-runs.js';
 import type { ScheduleQueue } from '../runs/schedulers.js';
 import type { BearerKeys } from './auth/bearer-keys.js';
 import type { CallerLimitsCache } from '../runs/caller-limits-cache.js';
-import type { InFlightView } from './exec/in-flight-view.js';
+import type { InFlightView } from '../runs/in-flight-view.js';
 import type { PublishedAgents } from './exec/published-agents.js';
 import type { RunEvents } from '../runs/run-events.js';
 import type { WebMetrics } from './ops/metrics.js';

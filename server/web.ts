@@ -21,7 +21,7 @@ import type { InlineRuns } from '../runs/inline-runs.js';
 import type { WebDeps } from './deps.js';
 import { createCallerLimitsCache } from '../runs/caller-limits-cache.js';
 import { createPublishedAgents } from './exec/published-agents.js';
-import { createInFlightView } from './exec/in-flight-view.js';
+import { createInFlightView } from '../runs/in-flight-view.js';
 import { openRunEvents } from '../runs/run-events.js';
 import { createWebMetrics } from './ops/metrics.js';
 import { createUsageRecorder } from './usage/usage-recorder.js';

@@ -1,7 +1,6 @@
 import type { Clock } from '../shared/clock.js';
 import { shardsOf } from '../shared/shards.js';
 import type { Config } from '../shared/config.js';
-import { isUnavailableError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { SecretBox } from '../shared/secret-box.js';
 import type { Db } from '../db/database.js';
@@ -9,7 +8,6 @@ import { createConversationCommits } from '../runs/conversation-commits.js';
 import { createConversationReader } from '../runs/conversation-reader.js';
 import { createFirstRunWriter } from '../runs/first-run-writer.js';
 import type { InlineRuns } from '../runs/inline-runs.js';
-import { databaseUnavailable } from '../runs/run-endings.js';
 import { createRunMetricsRecorder } from '../runs/run-metrics.js';
 import { createConversationTurns } from '../runs/turns.js';
 import { createAgentCodeCache } from './runs/agent-code-cache.js';
@@ -17,8 +15,7 @@ import { createAgentSecretsCache } from './runs/agent-secrets-cache.js';
 import type { HeldConversation } from './runs/held-conversation.js';
 import { createInlineAdmission, defaultAdmission, type InlineAdmissionOptions } from './runs/inline-admission.js';
 import { watchLoopLag } from './runs/loop-lag.js';
-import { runInline } from './runs/inline-run.js';
-import { recordRunEnd, traceRun } from './tracing/run-span.js';
+import { runShort, type ShortRunDeps } from './runs/short-run.js';
 import type { RunDeps } from './runs/run-deps.js';
 import { createContextPool } from './sandbox/context-pool.js';
 import { setAgentThreadNice } from './sandbox/isolate-threads.js';
@@ -88,39 +85,13 @@ export async function startInlineRuns(
   const runMetrics = createRunMetricsRecorder(redis, prefix);
   const admission = createInlineAdmission(clock, { ...defaultAdmission, ...admissionOptions });
   const lag = watchLoopLag();
+  const short: ShortRunDeps = { runDeps, admission, logger, runMetrics };
 
   return {
     async run(data, inputs, mayCommit) {
       // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
-      const late = lag.lateMs() > maxLateMs;
-      if (intakePaused || !admission.admits(data.agentName, late)) return 'queue';
-      const started = performance.now();
-      const entry = {
-        mayLoad: admission.mayLoad,
-        entered: (cpuMs: number) => admission.entered(data.agentName, cpuMs),
-        // Its agent sent to the queue meanwhile (another of its runs waited on the host): not tried here after all.
-        stillTried: () => !intakePaused && admission.admits(data.agentName, false),
-      };
-      const result = await traceRun(data, async () => {
-        const ran = await runInline(runDeps, data, inputs, entry, mayCommit).catch((err: unknown) => {
-          // As a worker's run then: nothing was committed, and the caller is told 503.
-          if (isUnavailableError(err)) return databaseUnavailable();
-          throw err;
-        });
-        recordRunEnd(ran);
-        return ran;
-      }, (ran) => 'queue' in ran);
-      if ('withdrawn' in result) return 'withdrawn';
-      if ('queue' in result) {
-        if (result.queue === 'waits' || result.queue === 'long') admission.notShort(data.agentName, result.queue);
-        return 'queue';
-      }
-      admission.wasShort(data.agentName);
-      if (result.kind === 'response') {
-        logger.info({ runId: data.runId, requestId: data.requestId, agentName: data.agentName, resultCode: result.response.resultCode, inline: true }, 'run ended');
-        runMetrics.record(result.response.resultCode, performance.now() - started);
-      }
-      return result;
+      if (intakePaused) return 'queue';
+      return runShort(short, data, inputs, { late: lag.lateMs() > maxLateMs, mayCommit, paused: () => intakePaused });
     },
     async close() {
       lag.stop();

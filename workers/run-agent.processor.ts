@@ -88,6 +88,8 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
       release();
       stopWatching?.();
       tracked.done();
+      // Its children were stopped by its end, or had ended: their note goes (runs/run-children.ts).
+      void deps.childRuns?.parentEnded(data.runId);
     }
   };
   // The run is a trace of its own (DESIGN §18), its log lines within it.
@@ -116,4 +118,6 @@ export async function reportFailedRun(deps: ProcessorDeps, data: RunJobData, rea
     else if (step === 'announce') deps.logger.warn({ err, runId: data.runId }, 'failed run not announced');
     // A turn not left is dropped as a leftover by the next call's wait.
   });
+  // Nothing runs orphaned (DESIGN §19): its children still queued or running are stopped, as a cancel of it would.
+  await deps.childRuns?.stopChildrenOf(data.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: data.runId }, 'children of a failed run not stopped'));
 }

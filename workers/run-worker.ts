@@ -30,9 +30,12 @@ import { openRedis } from '../runs/redis-connection.js';
 import { newWorkerId, startWorkerStatus } from '../runs/worker-status.js';
 import { hostname } from 'node:os';
 import { createCallerLimitsCache } from '../runs/caller-limits-cache.js';
+import { createInFlightView } from '../runs/in-flight-view.js';
 import { openRunQueues } from '../runs/run-queues.js';
 import { openChildEnds } from './runs/child-ends.js';
-import { createChildRuns } from './runs/child-runs.js';
+import { createChildRuns, type ChildRunsDeps } from './runs/child-runs.js';
+import { createInlineAdmission, defaultAdmission } from './runs/inline-admission.js';
+import { runShort, type ShortRunDeps } from './runs/short-run.js';
 
 export interface WorkerDeps {
   config: Config;
@@ -73,8 +76,14 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const childEnds = await openChildEnds({ config, db: deps.db, logger, reader: publisher });
   let windows: FetchWindow[] = [];
   const lendPlace = () => windows[0]?.lend() ?? (() => undefined);
-  const childRuns = createChildRuns({ ...deps, redis: publisher, runQueues, agents, callerLimits: createCallerLimitsCache(deps.db, config), ends: childEnds, lendPlace });
-  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, startGate: createStartGate(startGateWidth), agents, childRuns, conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
+  const processorDeps: ProcessorDeps = { ...deps, publisher, control, turns, isolates, sessions, secrets, webhooks, runMetrics, startGate: createStartGate(startGateWidth), agents, conversations: createConversationReader(deps.db), firstRuns: createFirstRunWriter(deps.db), commits: createConversationCommits(deps.db) };
+
+  // A short child runs here, in its parent's worker, while the worker has room (DESIGN §19): no job, fetch or event between.
+  let hasRoom = () => false;
+  // Their commit does not wait for the WAL's flush: the parent's own commit, after it, flushes it (FirstRun.flushLater).
+  const childrenHere: ShortRunDeps = { runDeps: { ...processorDeps, firstRuns: createFirstRunWriter(deps.db, { flushLater: true }) }, admission: createInlineAdmission(deps.clock, defaultAdmission), logger, runMetrics };
+  const runHere: ChildRunsDeps['runHere'] = async (data, inputs, mayCommit) => (hasRoom() ? runShort(childrenHere, data, inputs, { late: false, mayCommit }) : 'queue');
+  processorDeps.childRuns = createChildRuns({ ...deps, redis: publisher, runQueues, agents, callerLimits: createCallerLimitsCache(deps.db, config), inFlight: createInFlightView(), ends: childEnds, lendPlace, runHere });
 
   const subscriber = await subscribeToControl(config, prefix, logger, (message) => {
     if (message.type === 'cancel') control.cancel(message.runId);
@@ -128,6 +137,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   }
   await Promise.all(workers.map((worker) => worker.waitUntilReady()));
   const backpressure = applyMemoryBackpressure(workers, config.workerMemoryMb, logger);
+  hasRoom = () => runsInFlight < config.workerConcurrency && !backpressure.overBudget();
   const id = newWorkerId();
   const startedAt = new Date().toISOString();
   let closing = false;

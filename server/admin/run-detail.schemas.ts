@@ -27,4 +27,5 @@ export const adminRunAnswer = z.object({
   response: api.executionResponse.nullable().describe('The execution response, output included, once ended.'),
   traceId: z.string().nullable().describe('The OpenTelemetry trace id of the run; null when its process did not trace.'),
   timeline: z.array(timelineEntry).describe('Empty until it ended, or when it fetched, asked and logged nothing.'),
+  parentRunId: z.uuid().nullable().describe("A child run's parent: the run whose agent called this one with sys.call; null for any other run."),
 });

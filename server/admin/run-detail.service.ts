@@ -46,6 +46,7 @@ function ended(row: RunDetailRow): AdminRun {
     response: row.response,
     traceId: row.traceId,
     timeline: row.timeline ?? [],
+    parentRunId: row.parentRunId,
   };
 }
 
@@ -70,6 +71,7 @@ function inFlight(job: Job<RunJobData>): AdminRun {
     response: null,
     traceId: null,
     timeline: [],
+    parentRunId: data.parent?.runId ?? null,
   };
 }
 

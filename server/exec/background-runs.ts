@@ -14,6 +14,8 @@ export interface RunInfo {
   endedAt?: string;
   /** Once ended: the execution response, output included. */
   response?: ExecutionResponse;
+  /** A child run's parent: the run whose agent called this one (sys.call, DESIGN §19); absent for any other run. */
+  parentRunId?: string;
 }
 
 /** Longest and default wait of /api/exec/wait. */
@@ -35,6 +37,7 @@ export async function readRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'i
       agentName: job.data.agentName,
       status: job.processedOn ? 'running' : 'queued',
       createdAt: new Date(job.data.submittedAt ?? job.timestamp).toISOString(),
+      ...(job.data.parent ? { parentRunId: job.data.parent.runId } : {}),
     };
   }
   // The run may have ended between the two reads (its job is removed once its record is written).
@@ -74,5 +77,6 @@ function ended(record: RunRecord): RunInfo {
     createdAt: (record.submittedAt ?? record.startedAt).toISOString(),
     endedAt: record.finishedAt.toISOString(),
     response: record.response,
+    ...(record.parentRunId ? { parentRunId: record.parentRunId } : {}),
   };
 }

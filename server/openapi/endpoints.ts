@@ -78,6 +78,7 @@ const runInfo = z.object({
   createdAt: z.iso.datetime(),
   endedAt: z.iso.datetime().optional(),
   response: api.executionResponse.optional().describe('Once the run has ended.'),
+  parentRunId: z.uuid().optional().describe("A child run's parent: the run whose agent called this one with sys.call. Absent for any other run."),
 });
 
 /** What /api/conv/get answers. */

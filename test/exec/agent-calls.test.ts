@@ -150,6 +150,70 @@ describe('agents that call agents', function () {
     }
   });
 
+  it("names a child's parent in getRun and in the admin run detail, while it runs and once it ended", async () => {
+    const admin = (await createAccount(stack.runtime.db, 'admin')).key;
+    const getRun = (runId: string) => post(stack.url, '/api/exec/getRun', { runId }, { key });
+    const adminGetRun = (runId: string) => post(stack.url, '/api/admin/getRun', { runId }, { key: admin });
+    // A short child, run in its parent's worker.
+    const res = await execAgent(stack.url, key, { agentName: names.caller, inputs: { agentName: names.echo, inputs: { query: 'q' } } });
+    assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
+    const child = JSON.parse(res.body.output[0].text);
+    assert.equal(child.resultCode, 'success', JSON.stringify(child));
+    const parentId = (await stack.runtime.db.selectFrom('executions').select('id').where('convid', '=', res.body.convid).executeTakeFirstOrThrow()).id;
+    const ended = await getRun(child.runId);
+    assert.equal(ended.status, 200, JSON.stringify(ended.body));
+    assert.equal(ended.body.parentRunId, parentId);
+    assert.equal((await getRun(parentId)).body.parentRunId, undefined, 'a run no agent called has no parent');
+    assert.equal((await adminGetRun(child.runId)).body.parentRunId, parentId);
+    assert.equal((await adminGetRun(parentId)).body.parentRunId, null);
+
+    // A child still running, queued by its parent.
+    const submitted = await post(stack.url, '/api/exec/submit', { agentName: names.caller, inputs: { agentName: names.sleeper, inputs: { ms: 1500 } } }, { key });
+    assert.equal(submitted.status, 202, JSON.stringify(submitted.body));
+    const parentRunId: string = submitted.body.runId;
+    let childId = '';
+    await waitFor(async () => (childId = (await activeChildrenOf(parentRunId))[0]?.data.runId ?? '') !== '', 15_000, 'the child to run');
+    const running = await getRun(childId);
+    assert.equal(running.body.status, 'running', JSON.stringify(running.body));
+    assert.equal(running.body.parentRunId, parentRunId);
+    const runningDetail = await adminGetRun(childId);
+    assert.equal(runningDetail.body.parentRunId, parentRunId, JSON.stringify(runningDetail.body));
+    const parentEnd = await post(stack.url, '/api/exec/wait', { runId: parentRunId }, { key });
+    assert.equal(parentEnd.body.status, 'ended', JSON.stringify(parentEnd.body));
+    const childEnded = await getRun(childId);
+    assert.equal(childEnded.body.status, 'ended');
+    assert.equal(childEnded.body.parentRunId, parentRunId);
+  });
+
+  it("runs a short child in its parent's worker, with no job, and a child that waits through the queue", async () => {
+    // The queue's event stream: every job added is there.
+    const queuedIds = async () => {
+      const redis = new Redis(testEnv.REDIS_URL!);
+      try {
+        const entries = await redis.xrange(queue.keys.events!, '-', '+');
+        return new Set(entries.filter(([, fields]) => fields[1] === 'added').map(([, fields]) => fields[fields.indexOf('jobId') + 1]));
+      } finally {
+        redis.disconnect();
+      }
+    };
+    const callChild = async (agentName: string, inputs: object) => {
+      const res = await execAgent(stack.url, key, { agentName: names.caller, inputs: { agentName, inputs } });
+      assert.equal(res.body.resultCode, 'success', JSON.stringify(res.body));
+      return JSON.parse(res.body.output[0].text);
+    };
+    const short = await callChild(names.echo, { query: 'here' });
+    assert.equal(short.resultCode, 'success', JSON.stringify(short));
+    assert.equal(short.output[0].text, 'echo here #1');
+    const waits = await callChild(names.sleeper, { ms: 10 });
+    assert.equal(waits.resultCode, 'success', JSON.stringify(waits));
+    const queued = await queuedIds();
+    assert.ok(queued.has(waits.runId), 'the child that waits was queued');
+    assert.ok(!queued.has(short.runId), 'the short child was not');
+    // Each a run like any other, with its record and its conversation.
+    assert.equal((await recordOf(short.runId)).result_code, 'success');
+    assert.equal((await post(stack.url, '/api/conv/get', { convid: short.convid }, { key })).status, 200);
+  });
+
   it('resumes a parent that asked after its children without running them again', async () => {
     const asked = await execAgent(stack.url, key, { agentName: names.asksAfter });
     assert.equal(asked.body.resultCode, 'ask', JSON.stringify(asked.body));

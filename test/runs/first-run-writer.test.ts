@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { createDb, type Db } from '../../db/database.js';
 import { recordFirstRuns, type FirstRun } from '../../db/run-commit.repository.js';
 import { createFirstRunWriter } from '../../runs/first-run-writer.js';
@@ -112,6 +113,23 @@ describe('first run writer', () => {
     const aloneRow = await row(alone);
     assert.deepEqual(aloneRow, await row(grouped[0]!));
     assert.deepEqual(aloneRow.conversation.agent_vars, { writer: { n: 1 } });
+  });
+
+  it('writes runs that flush later (a child run in its parent\'s worker) as the others, fenced or not, a stale one keeping nothing, and no later statement commits unflushed', async () => {
+    const writer = createFirstRunWriter(db, { flushLater: true });
+    const agentName = uniqueAgentName('later');
+    await publishAgent(db, agentName, `export default async (sys) => sys.say('v1')`);
+    const latest = await publishAgent(db, agentName, `export default async (sys) => sys.say('v2')`);
+    const current = firstRun({ fence: { agentName, version: latest } });
+    const stale = firstRun({ fence: { agentName, version: latest - 1 } });
+    const unfenced = firstRun();
+    const asks = firstRun({ asks: true });
+    assert.deepEqual(await Promise.all([current, stale, unfenced, asks].map((run) => writer.write(run))), ['committed', 'stale', 'committed', 'committed']);
+    assert.deepEqual(await kept([current, unfenced, asks]), { conversations: 3, executions: 3, pauses: 1 });
+    assert.deepEqual(await kept([stale]), { conversations: 0, executions: 0, pauses: 0 });
+    // The setting is the statement's transaction's alone: every connection of the pool is as it was.
+    const settings = await Promise.all([0, 1].map(() => sql<{ synchronous_commit: string }>`select current_setting('synchronous_commit') as synchronous_commit, pg_sleep(0.05)`.execute(db)));
+    assert.deepEqual(settings.map((result) => result.rows[0]!.synchronous_commit), ['on', 'on']);
   });
 
   it('keeps nothing of a fenced run that ends alone on a version that is no longer the latest', async () => {

@@ -24,6 +24,8 @@ describe('web app: a run and the queues (console)', function () {
   const pages: WebPage[] = [];
   const fetcher = uniqueAgentName('fetcher');
   const sleeper = uniqueAgentName('sleeper');
+  const kid = uniqueAgentName('kid');
+  const parent = uniqueAgentName('parent');
 
   before(async () => {
     server = http.createServer((req, res) => void res.writeHead(req.url === '/ok' ? 200 : 503).end('hi'));
@@ -46,6 +48,8 @@ describe('web app: a run and the queues (console)', function () {
       }`,
     );
     await publishAgent(db, sleeper, `export default async (sys) => { await sys.sleep(4000); sys.say('woke'); }`);
+    await publishAgent(db, kid, `export default async (sys) => sys.say('kid')`);
+    await publishAgent(db, parent, `export default async (sys) => { const child = await sys.call(${JSON.stringify(kid)}); sys.say(child.runId); }`);
   });
   after(async () => {
     await suite?.close();
@@ -91,6 +95,22 @@ describe('web app: a run and the queues (console)', function () {
     assert.equal(await page.getByRole('button', { name: 'Cancel run' }).count(), 0, 'an ended run has no Cancel');
     await saveScreenshot(page, 'console-run');
     await expectNoAxeViolations(page);
+    assertNoPageErrors(errors);
+  });
+
+  it("links a child run's page to its parent's, the run whose agent called it", async () => {
+    const { runId } = await callerClient.submit(parent);
+    const ended = await callerClient.wait(runId);
+    assert.equal(ended.response?.resultCode, 'success', JSON.stringify(ended));
+    const childRunId = (ended.response!.output[0] as { text: string }).text;
+    const { page, errors } = await signedInPage(admin.email);
+    await page.goto(`/runs/${childRunId}`);
+    await expectTitle(page, `Run of ${kid} — agentexec`);
+    await expectNoAxeViolations(page);
+    await page.getByRole('link', { name: `run ${runId}` }).click();
+    await expectTitle(page, `Run of ${parent} — agentexec`);
+    assert.equal(new URL(page.url()).pathname, `/runs/${runId}`);
+    assert.doesNotMatch(await page.locator('dl.facts').innerText(), /Called by/, 'a run no agent called names no parent');
     assertNoPageErrors(errors);
   });
 

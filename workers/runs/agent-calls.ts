@@ -28,13 +28,19 @@ function makeAgentCalls(childRuns: ChildRuns, config: Pick<Config, 'queuePrefix'
   // child no run started: its job and record need no look (jobs are never retried, DESIGN §4).
   const started = new Set<string>();
   const run: AgentCalls['run'] = async (child, signal) => {
-    if (waitingOn++ === 0) giveBack = childRuns.lendPlace();
     const fresh = child.live && !started.has(child.runId);
     started.add(child.runId);
+    // Lent once the child waits in the queue (or runs elsewhere): a child run here needs no place.
+    let lent = false;
+    const waits = () => {
+      if (lent) return;
+      lent = true;
+      if (waitingOn++ === 0) giveBack = childRuns.lendPlace();
+    };
     try {
-      return await childRuns.run(data, { ...child, live: fresh }, signal);
+      return await childRuns.run(data, { ...child, live: fresh }, signal, waits);
     } finally {
-      if (--waitingOn === 0) giveBack?.();
+      if (lent && --waitingOn === 0) giveBack?.();
     }
   };
   return {

@@ -1,4 +1,4 @@
-import type { ExecutionResponse } from '../../shared/api.js';
+import type { ExecutionResponse, JsonObject } from '../../shared/api.js';
 import type { Config } from '../../shared/config.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import type { Logger } from '../../shared/logger.js';
@@ -11,8 +11,12 @@ import { activeTraceparent } from '../../runs/child-span.js';
 import { fairPriority, queuePriority } from '../../runs/fair-priority.js';
 import type { RedisClient } from '../../runs/redis-connection.js';
 import type { RunQueues } from '../../runs/run-queues.js';
-import { releaseRunSlot, slotLeftoverAfterMs, takeRunSlot } from '../../runs/run-slots.js';
+import { releaseRunSlot, slotLeftoverAfterMs, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
+import type { CallerLimits } from '../../runs/caller-limits.js';
+import type { InFlightView } from '../../runs/in-flight-view.js';
+import type { RunEnding } from '../../runs/run-endings.js';
 import { stopRun } from '../../runs/stop-run.js';
+import { forgetRunChildren, noteRunChild, stopRunChildren } from '../../runs/run-children.js';
 import { enqueueTurn, leaveTurn, turnLifetimeMs, type Turn } from '../../runs/turns.js';
 import type { CallRefusal, CallResult, ChildCall } from '../sandbox/sandbox.types.js';
 import type { AgentCodeCache } from './agent-code-cache.js';
@@ -28,10 +32,17 @@ import type { ChildEnd, ChildEnds } from './child-ends.js';
  * before its child's end was recorded, so waits for the same child instead of starting another.
  */
 export interface ChildRuns {
-  /** Starts (or joins) `child` of the run `parent`, and resolves with how it ended; see AgentCalls.run. */
-  run(parent: RunJobData, child: ChildCall, signal: AbortSignal): Promise<CallResult>;
+  /**
+   * Starts (or joins) `child` of the run `parent`, and resolves with how it ended; see AgentCalls.run.
+   * `waits` is called when the parent is to wait for a child queued or running elsewhere (it lends its place then).
+   */
+  run(parent: RunJobData, child: ChildCall, signal: AbortSignal, waits?: () => void): Promise<CallResult>;
   /** A run waiting on its children lends its place in the worker to them until the function returned is called (ChildRunsDeps.lendPlace). */
   lendPlace(): () => void;
+  /** The run `parentRunId` ended in this worker, its children stopped there or ended: their note is dropped (runs/run-children.ts). */
+  parentEnded(parentRunId: string): Promise<void>;
+  /** The run `parentRunId` ended without its worker (that worker died): its children still queued or running are stopped. */
+  stopChildrenOf(parentRunId: string): Promise<void>;
 }
 
 export interface ChildRunsDeps {
@@ -44,31 +55,56 @@ export interface ChildRunsDeps {
   runQueues: RunQueues;
   agents: AgentCodeCache;
   callerLimits: CallerLimitsCache;
+  /** Each caller's runs in flight as last heard: a short child run here needs no place taken while they leave room. */
+  inFlight: InFlightView;
   ends: ChildEnds;
   /** Counts a waiting parent out of the runs the worker holds (workers/fetch-window.ts FetchWindow.lend). */
   lendPlace?: () => () => void;
+  /**
+   * Runs a child as a short run in this worker (short-run.ts), when the worker has room: 'queue' when
+   * it did not, or the child was not short (nothing of it kept or sent); 'withdrawn' when `mayCommit`
+   * said no. Absent: every child is queued.
+   */
+  runHere?: (data: RunJobData, inputs: JsonObject, mayCommit: PromiseLike<boolean> | undefined) => Promise<RunEnding | 'queue' | 'withdrawn'>;
 }
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function createChildRuns(deps: ChildRunsDeps): ChildRuns {
+  const shards = shardsOf(deps.config);
+  // The runs of this worker whose queued children are noted in Redis (runs/run-children.ts).
+  const noted = new Set<string>();
+  const note = (parent: RunJobData, childRunId: string) => {
+    noted.add(parent.runId);
+    return noteRunChild(deps.redis, shards, parent.runId, childRunId, slotLeftoverAfterMs(deps.config));
+  };
   return {
-    async run(parent, child, signal) {
+    async run(parent, child, signal, waits) {
       // The end is listened for before the job exists: pub/sub keeps nothing for late subscribers.
       const waiting = deps.ends.await(child.runId);
       try {
-        const started = await startChild(deps, parent, child).catch((err: unknown) => {
+        const started = await startChild(deps, parent, child, note).catch((err: unknown) => {
           deps.logger.warn({ err: String(err), runId: child.runId }, 'child run not started');
           return refusal('unavailable', 'The child run could not be started; try again.', null);
         });
         if (started === 'queued') waiting.publishesHere();
         else if (started !== 'joined') return started;
+        waits?.();
         return resultOfEnd(child, await untilEndOrAbort(deps, child, waiting.ended, signal));
       } finally {
         waiting.stop();
       }
     },
     lendPlace: () => deps.lendPlace?.() ?? (() => undefined),
+    async parentEnded(parentRunId) {
+      if (!noted.delete(parentRunId)) return;
+      await forgetRunChildren(deps.redis, shards, parentRunId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: parentRunId }, 'children note not dropped; it lapses'));
+    },
+    async stopChildrenOf(parentRunId) {
+      noted.delete(parentRunId);
+      const stopped = await stopRunChildren(deps, shards, parentRunId);
+      if (stopped > 0) deps.logger.info({ runId: parentRunId, stopped }, 'children of a run whose worker died stopped');
+    },
   };
 }
 
@@ -94,7 +130,7 @@ function untilEndOrAbort(deps: ChildRunsDeps, child: ChildCall, ended: Promise<C
  * 'queued' once this worker queued the child, 'joined' when it was queued before (maybe by another
  * worker); how it ended when it has, or was refused before any run. Throws when Redis or PostgreSQL failed it.
  */
-async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall): Promise<'queued' | 'joined' | CallResult> {
+async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, note: (parent: RunJobData, childRunId: string) => Promise<void>): Promise<'queued' | 'joined' | CallResult> {
   const { config, db } = deps;
   if (!child.newConversation && !uuidPattern.test(child.convid)) return refusal('unknownConversation', 'The conversation is unknown, expired, or paused by another agent.', null);
   // Its turn would come after the parent's, which waits for it: refused rather than left to time out.
@@ -108,24 +144,79 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
     deps.agents.lastRead(child.agentName) !== undefined || deps.agents.latestVersion(db, child.agentName).then((version) => version !== undefined),
     deps.callerLimits.get(caller),
   ]);
+  // A child joined is noted as this parent's too: a parent resumed on another worker may die there.
+  if (before === 'joined') await note(parent, child.runId);
   if (before) return before;
   if (!exists) return refusal('agentNotFound', `No agent is named ${child.agentName}.`, null);
-  const slot = await takeRunSlot(deps.redis, shardsOf(config), caller, child.runId, limits, slotLeftoverAfterMs(config));
-  if (!slot.admitted) {
-    return refusal('rateLimited', slot.refusedBy === 'runsInFlight' ? `Your account has ${limits.runsInFlight} runs queued or running, its limit.` : `Your account has started ${limits.runsPerMinute} runs this minute, its limit.`, null);
-  }
+  const takeSlot = () => {
+    const taking = takeRunSlot(deps.redis, shardsOf(config), caller, child.runId, limits, slotLeftoverAfterMs(config));
+    void taking.then((slot) => deps.inFlight.heard(caller, slot.inFlight), () => undefined);
+    return taking;
+  };
+  // A new conversation's child (as a fresh call makes it: no earlier try can have started it) is tried
+  // here first. Its place is taken meanwhile, unless nothing needs counting (as the web process admits
+  // its short runs, server/exec/run-admission.ts): no per-minute limit, and the caller's runs in flight
+  // as last heard leave room. Nothing of it goes out before its commit, which waits for the place (a
+  // refused one keeps nothing).
+  const tryHere = child.newConversation && child.live && deps.runHere !== undefined;
+  const counted = tryHere && needsCounting(limits, deps.inFlight.recent(caller)) ? takeSlot() : undefined;
+  const here = tryHere ? await runChildHere(deps, parent, child, counted) : 'queue';
+  if (here !== 'queue') return here;
+  const slot = await (counted ?? takeSlot());
+  if (!slot.admitted) return rateLimited(limits, slot.refusedBy);
   const priority = fairPriority(slot.inFlight, limits.weight);
   let turn: Turn | undefined;
   try {
     if (!child.newConversation) turn = await enqueueTurn(deps.redis, shardsOf(config).prefixOf(child.convid), child.convid, child.runId, turnLifetimeMs(config));
     const data = childJobData(deps, parent, child, { priority, turn });
-    await queue.add('run', data, { jobId: child.runId, ...queuePriority(priority), removeOnComplete: true, removeOnFail: true });
+    // Noted first (or together): a parent whose worker dies once its child is queued has it stopped.
+    await Promise.all([note(parent, child.runId), queue.add('run', data, { jobId: child.runId, ...queuePriority(priority), removeOnComplete: true, removeOnFail: true })]);
     return 'queued';
   } catch (err) {
     if (turn) await leaveTurn(deps.redis, shardsOf(config).prefixOf(child.convid), child.convid, turn.member).catch(() => undefined);
     await releaseRunSlot(deps.redis, shardsOf(config), caller, child.runId).catch(() => undefined);
     throw err;
   }
+}
+
+/** Whether a child's place must be taken in Redis: a per-minute limit, or runs in flight not heard of lately or with no room left. */
+function needsCounting(limits: CallerLimits, recentInFlight: number | undefined): boolean {
+  if (limits.runsPerMinute > 0 || recentInFlight === undefined) return true;
+  return limits.runsInFlight > 0 && recentInFlight + 1 > limits.runsInFlight;
+}
+
+/**
+ * The child run here (ChildRunsDeps.runHere), its place being taken (`taking`) or needing none: how
+ * it ended, or 'queue' (its place, if taken, kept for the queued run).
+ */
+async function runChildHere(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, taking: Promise<SlotAnswer> | undefined): Promise<CallResult | 'queue'> {
+  const data = childJobData(deps, parent, child, { priority: 1, turn: undefined }, '');
+  const admitted = taking?.then((slot) => slot.admitted);
+  // Awaited only if the run reaches its commit; a failed take is answered below.
+  admitted?.catch(() => undefined);
+  let ran: Awaited<ReturnType<NonNullable<ChildRunsDeps['runHere']>>>;
+  try {
+    ran = await deps.runHere!(data, child.inputs, admitted);
+  } catch (err) {
+    if (taking && (await taking.catch(() => undefined))?.admitted) await releaseRunSlot(deps.redis, shardsOf(deps.config), parent.caller, child.runId).catch(() => undefined);
+    throw err;
+  }
+  if (ran === 'queue') return 'queue';
+  const slot = taking && (await taking);
+  if (slot && !slot.admitted) return rateLimited(await deps.callerLimits.get(parent.caller), slot.refusedBy);
+  if (ran === 'withdrawn') throw new Error('a child run admitted was withdrawn');
+  if (!slot) return endOfChildHere(child, ran);
+  // Its place is given back as a worker gives back a run's: before its end is told.
+  releaseRunSlot(deps.redis, shardsOf(deps.config), parent.caller, child.runId).catch((err: unknown) => deps.logger.warn({ err: String(err), runId: child.runId }, 'run place not given back; it lapses'));
+  return endOfChildHere(child, ran);
+}
+
+function endOfChildHere(child: ChildCall, ran: RunEnding): CallResult {
+  return ran.kind === 'response' ? resultOf(child.runId, ran.response) : refusal(refusalCode(ran.code), ran.message, child.convid);
+}
+
+function rateLimited(limits: CallerLimits, refusedBy: 'runsPerMinute' | 'runsInFlight'): CallResult {
+  return refusal('rateLimited', refusedBy === 'runsInFlight' ? `Your account has ${limits.runsInFlight} runs queued or running, its limit.` : `Your account has started ${limits.runsPerMinute} runs this minute, its limit.`, null);
 }
 
 /**
@@ -139,7 +230,8 @@ async function startedBefore(deps: ChildRunsDeps, runId: string): Promise<'joine
   return recorded && resultOf(runId, recorded);
 }
 
-function childJobData(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, { priority, turn }: { priority: number; turn: Turn | undefined }): RunJobData {
+/** The child's job; `sealedInputs` given for a child run here, which has its inputs at hand. */
+function childJobData(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall, { priority, turn }: { priority: number; turn: Turn | undefined }, sealedInputs?: string): RunJobData {
   return {
     runId: child.runId,
     requestId: parent.requestId,
@@ -151,7 +243,7 @@ function childJobData(deps: ChildRunsDeps, parent: RunJobData, child: ChildCall,
     ...(turn?.first ? { turnFirst: true } : {}),
     caller: parent.caller,
     ...(parent.sessionId ? { sessionId: parent.sessionId } : {}),
-    sealedInputs: deps.box.seal(JSON.stringify(child.inputs)),
+    sealedInputs: sealedInputs ?? deps.box.seal(JSON.stringify(child.inputs)),
     submittedAt: Date.now(),
     priority,
     traceparent: activeTraceparent(),

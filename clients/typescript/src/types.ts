@@ -83,6 +83,8 @@ export interface RunInfo {
   endedAt?: string;
   /** Once ended: the execution response, with its output. */
   response?: ExecutionResponse;
+  /** A child run's parent: the run whose agent called this one with sys.call. Absent for any other run. */
+  parentRunId?: string;
 }
 
 export interface SubmittedRun {
@@ -253,6 +255,8 @@ export interface AdminRun {
   traceId: string | null;
   /** Empty until it ended. */
   timeline: RunTimelineEntry[];
+  /** A child run's parent: the run whose agent called this one with sys.call; null for any other run. */
+  parentRunId: string | null;
 }
 
 /** One shard's run queue in `getQueues`. */

@@ -113,6 +113,7 @@ function RunFacts({ run }: { run: AdminRun }) {
     ['Agent version', run.draftId ? `draft ${run.draftId}, revision ${run.agentVersion ?? '—'}` : String(run.agentVersion ?? '—')],
     ['Conversation', <code>{run.convid}</code>],
     ['Run id', <code>{run.runId}</code>],
+    ...(run.parentRunId ? ([['Called by', <ParentLink runId={run.parentRunId} />]] as [string, ComponentChildren][]) : []),
     ['Request id', run.requestId ? <code>{run.requestId}</code> : '—'],
     ['Started with', run.background ? 'submit (background)' : 'a call waiting for its answer'],
     ['Queued', timeText(run.submittedAt)],
@@ -130,6 +131,15 @@ function RunFacts({ run }: { run: AdminRun }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+/** A child run's parent (sys.call, DESIGN §19): the run whose agent called this one, a link to its page. */
+function ParentLink({ runId }: { runId: string }) {
+  return (
+    <a href={`/runs/${runId}`} onClick={followLink} data-parent-run>
+      run <code>{runId}</code>
+    </a>
   );
 }
 

@@ -1,10 +1,11 @@
-import type { Principal } from '../../shared/api.js';
-import { callerName } from '../../shared/channels.js';
+import type { Principal } from '../shared/api.js';
+import { callerName } from '../shared/channels.js';
 
 /**
- * Each caller's runs in flight as this web process last heard from Redis (every admission there
- * answers the count), so that a short run this process may answer itself needs no round trip to
- * Redis: such a run lasts a few milliseconds and adds nothing to the count that lasts (DESIGN §16).
+ * Each caller's runs in flight as this process last heard from Redis (every admission there answers
+ * the count), so that a short run it may answer itself (a web process's new conversation, a worker's
+ * child of sys.call) needs no round trip to Redis: such a run lasts a few milliseconds and adds
+ * nothing to the count that lasts (DESIGN §16).
  * A view older than `maxAgeMs` is not used; the next admission through Redis refreshes it.
  */
 export interface InFlightView {
