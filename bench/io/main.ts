@@ -8,7 +8,7 @@ import { createClient } from '../client.js';
 import { coresOver, cpuBetween, readCpu, type CpuReading } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
-import { sampleRssPeak } from '../rss.js';
+import { readRssMb, sampleRssPeak } from '../rss.js';
 import { readSyscalls, syscallsPer, type SyscallCount } from '../syscalls.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
@@ -48,7 +48,10 @@ import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloo
  * `sys.call`, each child the agent above (it awaits the LLM-like server); runs/s and the limit count
  * the parents, the added latency is the parent's. Every child waits T s too, so the worker holds
  * C × (F + 1) runs at the peak: give it `--worker-concurrency` for them (a parent waiting on its
- * children lends them its place). Writes bench/io-fanout-results.json.
+ * children lends them its place). Adds `fanOut`: the runs held at the peak, the worker's RSS idle and
+ * per waiting run ((peak − idle) / runs), and issue 51's three figures beside their targets (≥ 0.9 ×
+ * the limit, ≤ 20 PostgreSQL connections, worker RSS ≤ 2,048 MB, for `--clients 1000 --fan-out 10`).
+ * Writes bench/io-fanout-results.json.
  *
  * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
  * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
@@ -181,6 +184,8 @@ async function main(): Promise<number> {
     const client = createClient(stack.baseUrl, { bearerKey: fixture.bearerKey, maxSockets: options.clients + 16 });
     teardown.add('close the HTTP client', () => client.close());
 
+    // What the worker holds with no run in it: a waiting run's share of the peak is counted from here.
+    const workerIdleRssMb = readRssMb(stack.worker.pid);
     log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
     const call = options.stream ? streamedCall : wholeCall;
     const convids = await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.convid)));
@@ -237,6 +242,7 @@ async function main(): Promise<number> {
       syscallsPerRun: perRun(syscalls, runsPerSecond * options.duration),
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
+      ...(options.fanOut ? { fanOut: fanOutFigures(options, { ofLimit: runsPerSecond / limit, mostConnections, workerIdleRssMb, workerRssPeakMb: workerRss!, workerMemory: probes[0]?.memory ?? null }) } : {}),
       eventLoopDelayMs: { worker: probes[0]?.loop ?? null, web: probes[1]?.loop ?? null, bench: probes[2]?.loop ?? null },
       gcPausesMs: { worker: probes[0]?.gc ?? null, web: probes[1]?.gc ?? null, bench: probes[2]?.gc ?? null },
       errors: errors.length,
@@ -252,6 +258,34 @@ async function main(): Promise<number> {
   } finally {
     for (const line of await teardown.run()) log(line);
   }
+}
+
+/** Issue 51's targets for 1,000 parents of 10 children on one worker (DESIGN §11, §19). */
+const fanOutTargets = { ofLimit: 0.9, mostPostgresConnections: 20, workerRssPeakMb: 2048 };
+
+/**
+ * `--fan-out`: the worker's RSS per waiting run (its peak over what it held idle, shared by the
+ * C × (F + 1) runs a full window holds), and the three figures beside their targets.
+ */
+function fanOutFigures(
+  options: IoOptions,
+  measured: { ofLimit: number; mostConnections: number; workerIdleRssMb: number; workerRssPeakMb: number; workerMemory: ProbeReading['memory'] },
+) {
+  const waitingRunsAtPeak = options.clients * (options.fanOut + 1);
+  const figure = (value: number, target: number, atLeast: boolean) => ({ value: round2(value), target: `${atLeast ? '>=' : '<='} ${target}`, met: atLeast ? value >= target : value <= target });
+  return {
+    children: options.fanOut,
+    waitingRunsAtPeak,
+    workerIdleRssMb: round(measured.workerIdleRssMb),
+    workerRssPerWaitingRunKb: Math.round(((measured.workerRssPeakMb - measured.workerIdleRssMb) * 1024) / waitingRunsAtPeak),
+    // The worker's own heap (host-side state: sessions, journals, jobs, sockets) at its RSS peak; the rest is mostly the isolates.
+    workerHeapAtPeakMb: measured.workerMemory,
+    targets: {
+      ofLimit: figure(measured.ofLimit, fanOutTargets.ofLimit, true),
+      mostPostgresConnections: figure(measured.mostConnections, fanOutTargets.mostPostgresConnections, false),
+      workerRssPeakMb: figure(measured.workerRssPeakMb, fanOutTargets.workerRssPeakMb, false),
+    },
+  };
 }
 
 /**
@@ -335,13 +369,16 @@ function keepProfiles(probeDir: string, toDir: string, pids: Record<string, numb
 interface ProbeReading {
   loop: { p99: number; max: number };
   gc: { pauses: number; total: number; max: number };
+  /** process.memoryUsage (MB) when the process's RSS was highest in the timed window. */
+  memory: { rssMb: number; heapUsedMb: number; heapTotalMb: number; externalMb: number } | null;
 }
 
 /** What loop-probe.ts last wrote for the process: its event-loop delay and its GC pauses over the timed window. */
 function readProbe(dir: string, pid: number): ProbeReading | null {
   try {
-    const probe = JSON.parse(readFileSync(`${dir}/${pid}.json`, 'utf8')) as { p99: number; max: number; gc: { pauses: number; totalMs: number; maxMs: number } };
+    const probe = JSON.parse(readFileSync(`${dir}/${pid}.json`, 'utf8')) as { p99: number; max: number; gc: { pauses: number; totalMs: number; maxMs: number }; memory?: ProbeReading['memory'] };
     return {
+      memory: probe.memory ?? null,
       loop: { p99: round(probe.p99), max: round(probe.max) },
       gc: { pauses: probe.gc.pauses, total: round(probe.gc.totalMs), max: round(probe.gc.maxMs) },
     };
