@@ -1,6 +1,6 @@
 import type ivm from 'isolated-vm';
 import { releaseAgentContext, type AgentContext } from './agent-context.js';
-import { contextHeapMb, createSandboxIsolate, disposeSandboxIsolate, heapLimitMb, isDisposed, isIsolateIdle, isolateCpuTime, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
+import { createSandboxIsolate, disposeSandboxIsolate, heapLimitMb, isDisposed, isIsolateIdle, isolateCpuTime, type SandboxIsolate, type TenancyKey } from './sandbox-isolate.js';
 
 export interface ContextPoolOptions {
   /** Idle contexts kept in total, over all agents and callers; the least recently used goes first. 0 turns reuse off. */
@@ -16,7 +16,9 @@ export interface ContextPoolOptions {
    * Contexts one isolate holds at once, idle or running: the runs of one caller sharing it. Each
    * isolate costs ~1.7 MB of RSS beside its contexts (~0.3 MB each), which a waiting run pays its
    * share of: 676 KB a context at 8 an isolate, 387 KB at 32, 338 at 64 (measured, contexts loaded
-   * and idle). The isolate's memory limit grows by each context's fixed cost (isolateMemoryLimitMb).
+   * and idle). The contexts' own fixed cost counts in the isolate's heap limit (~6.7 MB of 32 at 32
+   * contexts, createSandboxIsolate), and a run over AGENT_MEMORY_MB ends every run in its
+   * isolate: 32 bounds how many of one caller's runs share that fate.
    */
   contextsPerIsolate: number;
   /**
@@ -209,7 +211,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
       if (isDisposed(tenancy.sandbox) || tenancy.unwinding > 0) continue;
       if (tenancy.sandbox.contexts < settings.contextsPerIsolate) return load(tenancy);
     }
-    const sandbox = createSandboxIsolate(key, settings.contextsPerIsolate);
+    const sandbox = createSandboxIsolate(key);
     const tenancy: Tenancy = { sandbox, loaded: 0, sealed: false, watching: false, unwinding: 0 };
     tenancies.set(sandbox, tenancy);
     open.add(key, tenancy);
@@ -265,8 +267,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   }
 
   function sealIfFull(tenancy: Tenancy, heap: ivm.HeapStatistics): void {
-    // What the runs allocated: the contexts' own fixed cost has a share of the limit of its own (isolateMemoryLimitMb).
-    const used = heap.used_heap_size + heap.externally_allocated_size - tenancy.sandbox.contexts * contextHeapMb * 1024 * 1024;
+    const used = heap.used_heap_size + heap.externally_allocated_size;
     if (used <= heapLimitMb(tenancy.sandbox.key.memoryMb) * 1024 * 1024 * heapSealShare) return;
     retire(tenancy);
   }

@@ -82,30 +82,19 @@ export function heapLimitMb(memoryMb: number): number {
 }
 
 /**
- * What one loaded context holds in its isolate's heap before its run allocates anything, in MB: the
- * context's own built-ins (~160 KB), the bootstrap's code and objects (~30 KB) and the lockdown's
- * frozen maps (~50 KB); measured 237 KB used heap a context, 60 contexts in one isolate.
+ * A new isolate. The heap limit is the isolate's: the runs sharing it share it (DESIGN §12, "the
+ * isolate is disposed" beyond it), and so do their contexts' own fixed cost, 209 KB of live heap a
+ * loaded context (its built-ins ~140 KB, the bootstrap's code and objects ~26 KB, the lockdown ~45
+ * KB; measured with 60 in one isolate): 32 contexts take ~6.7 MB of a 32 MB limit. A limit raised by
+ * that much was tried and not kept: a Map outgrowing a 40 MB heap took 1.7–2.7 s of CPU to end
+ * instead of 0.2 s at 32 MB (its table's doubling past the limit comes at 42 MB instead of 21 MB), and
+ * the isolate's RSS would no longer stay within AGENT_MEMORY_MB.
  */
-export const contextHeapMb = 0.25;
-
-/**
- * The isolated-vm memory limit of an isolate holding up to `contexts` contexts: the agent's heap limit
- * (heapLimitMb) and each context's fixed cost (contextHeapMb) on top, so the contexts of a caller's
- * other runs do not eat into what one run may allocate, however many share the isolate.
- */
-export function isolateMemoryLimitMb(memoryMb: number, contexts: number): number {
-  return heapLimitMb(memoryMb) + Math.ceil(contexts * contextHeapMb);
-}
-
-/**
- * A new isolate for up to `contexts` contexts (one for a run alone). The heap limit is the isolate's:
- * the runs sharing it share it (DESIGN §12, "the isolate is disposed" beyond it).
- */
-export function createSandboxIsolate(key: TenancyKey, contexts = 1): SandboxIsolate {
+export function createSandboxIsolate(key: TenancyKey): SandboxIsolate {
   noteProcessThreads();
   const sandbox: SandboxIsolate = {
     // Without the handler, such an out-of-memory aborts the whole process.
-    isolate: new ivm.Isolate({ memoryLimit: isolateMemoryLimitMb(key.memoryMb, contexts), onCatastrophicError: () => loseSandboxIsolate(sandbox) }),
+    isolate: new ivm.Isolate({ memoryLimit: heapLimitMb(key.memoryMb), onCatastrophicError: () => loseSandboxIsolate(sandbox) }),
     key,
     contexts: 0,
     inFlight: 0,
