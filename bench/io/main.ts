@@ -176,6 +176,9 @@ async function main(): Promise<number> {
       ...(options.workerConcurrency ? { WORKER_CONCURRENCY: String(options.workerConcurrency) } : {}),
       // The clients are one account: its parents and children together pass the default 5,000 runs in flight.
       ...(options.fanOut ? { RUNS_IN_FLIGHT: '0' } : {}),
+      // and the worker's memory budget lifted: the RSS peak then says what the runs need, set against the target,
+      // instead of the worker pausing at its 2,048 MB default and the parents waiting for children it does not take.
+      ...(options.fanOut ? { WORKER_MEMORY_MB: '16384' } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
       ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration)) } : {}),
