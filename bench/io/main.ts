@@ -1,5 +1,6 @@
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -8,7 +9,7 @@ import { createClient } from '../client.js';
 import { coresOver, cpuBetween, readCpu, type CpuReading } from '../cpu.js';
 import { createFixture, dropDatabase } from '../fixture.js';
 import { deleteKeysWithPrefix } from '../redis-keys.js';
-import { sampleRssPeak } from '../rss.js';
+import { readRssMb, sampleRssPeak } from '../rss.js';
 import { readSyscalls, syscallsPer, type SyscallCount } from '../syscalls.js';
 import { freePort, startStack, type ProductProcess } from '../stack.js';
 import { summarize } from '../stats.js';
@@ -49,7 +50,10 @@ import { measureRelayFloor, relayFloorKinds, type RelayFloorKind, type RelayFloo
  * `sys.call`, each child the agent above (it awaits the LLM-like server); runs/s and the limit count
  * the parents, the added latency is the parent's. Every child waits T s too, so the worker holds
  * C × (F + 1) runs at the peak: give it `--worker-concurrency` for them (a parent waiting on its
- * children lends them its place). Writes bench/io-fanout-results.json.
+ * children lends them its place). Adds `fanOut`: the runs held at the peak, the worker's RSS idle and
+ * per waiting run ((peak − idle) / runs), and issue 51's three figures beside their targets (≥ 0.9 ×
+ * the limit, ≤ 20 PostgreSQL connections, worker RSS ≤ 2,048 MB, for `--clients 1000 --fan-out 10`).
+ * Writes bench/io-fanout-results.json.
  *
  * `--profile S`: CPU-profiles the first S s of the timed window in web and worker, written as
  * `worker.cpuprofile` and `web.cpuprofile` in `--profile-dir` (default: the current directory).
@@ -185,6 +189,9 @@ async function main(): Promise<number> {
       ...(options.workerConcurrency ? { WORKER_CONCURRENCY: String(options.workerConcurrency) } : {}),
       // The clients are one account: its parents and children together pass the default 5,000 runs in flight.
       ...(options.fanOut ? { RUNS_IN_FLIGHT: '0' } : {}),
+      // and the worker's memory budget lifted: the RSS peak then says what the runs need, set against the target,
+      // instead of the worker pausing at its 2,048 MB default and the parents waiting for children it does not take.
+      ...(options.fanOut ? { WORKER_MEMORY_MB: '16384' } : {}),
       BENCH_NODE_IMPORT: fileURLToPath(new URL('./loop-probe.js', import.meta.url)),
       LOOP_PROBE_DIR: probeDir,
       ...(options.profileSeconds ? { LOOP_PROBE_PROFILE_SECONDS: String(Math.min(options.profileSeconds, options.duration) + (options.burst ? 1 : 0)) } : {}),
@@ -194,6 +201,8 @@ async function main(): Promise<number> {
     teardown.add('close the HTTP client', () => client.close());
 
     const call = options.stream ? streamedCall : wholeCall;
+    // What the worker holds with no run in it: a waiting run's share of the peak is counted from here.
+    const workerIdleRssMb = readRssMb(stack.worker.pid);
     let burst: BurstRun | undefined;
     if (options.burst) {
       log(`burst: ${options.clients} clients at once, each making its conversation and continuing it, timed for ${options.duration} s`);
@@ -213,9 +222,15 @@ async function main(): Promise<number> {
       burst.reading.firstCallPhasesMs = await firstCallPhases(databaseUrl, burst.firstCalls, options.seconds * 1000);
       log(`burst added latency p50 ${burst.reading.addedLatencyMs.p50} ms, p99 ${burst.reading.addedLatencyMs.p99} ms, max ${burst.reading.addedLatencyMs.max} ms; the steady state follows`);
     } else log(`starting ${options.clients} conversations (each one call of ${options.seconds} s)`);
-    const convids = burst ? burst.convids : await Promise.all(Array.from({ length: options.clients }, () => call(client, upstream.url).then((r) => r.convid)));
-    const started = convids.filter((c): c is string => typeof c === 'string');
-    if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started`);
+    // With --fan-out the first calls are spread over T s too: 1,000 at once are 11,000 runs started in one burst,
+    // which on this machine left 846 of 1,000 conversations unstarted and their runs still in the worker.
+    const startSpreadMs = options.fanOut ? options.seconds * 1000 : 0;
+    const firstCalls = burst
+      ? []
+      : await Promise.all(Array.from({ length: options.clients }, (_, i) => sleep((i * startSpreadMs) / options.clients).then(() => call(client, upstream.url))));
+    const started = burst ? burst.convids.filter((c): c is string => typeof c === 'string') : firstCalls.flatMap((r) => (typeof r.convid === 'string' ? [r.convid] : []));
+    const startErrors = [...new Set(firstCalls.flatMap((r) => (r.error ? [r.error] : [])))].slice(0, 5);
+    if (started.length < options.clients) log(`only ${started.length} of ${options.clients} conversations started${startErrors.length ? `: ${startErrors.join('; ')}` : ''}`);
 
     const timing: ClientTiming = { spreadMs: options.seconds * 1000, warmupMs: options.warmup * 1000, durationMs: options.duration * 1000 };
     log(`spreading ${started.length} clients over ${options.seconds} s${timing.warmupMs ? `, running ${options.warmup} s untimed` : ''}, then timing ${options.duration} s of calls`);
@@ -247,6 +262,7 @@ async function main(): Promise<number> {
       at: new Date().toISOString(),
       mode: options.stream ? `streamed (agent and client), ${options.perToken ? 'the agent taking each token' : 'relayed'}` : options.fanOut ? `whole answers, each call a parent of ${options.fanOut} children` : 'whole answers',
       clients: options.clients,
+      ...(started.length < options.clients ? { clientsStarted: started.length, startErrors } : {}),
       workerConcurrency: options.workerConcurrency ?? 'default',
       upstreamSeconds: options.seconds,
       upstreamPieces: options.tokens,
@@ -267,6 +283,7 @@ async function main(): Promise<number> {
       syscallsPerRun: perRun(syscalls, runsPerSecond * options.duration),
       mostPostgresConnections: mostConnections,
       rssPeakMb: { worker: round(workerRss!), web: round(webRss!) },
+      ...(options.fanOut ? { fanOut: fanOutFigures({ clients: started.length, fanOut: options.fanOut }, { ofLimit: runsPerSecond / limit, mostConnections, workerIdleRssMb, workerRssPeakMb: workerRss!, workerMemory: probes[0]?.memory ?? null }) } : {}),
       eventLoopDelayMs: { worker: probes[0]?.loop ?? null, web: probes[1]?.loop ?? null, bench: probes[2]?.loop ?? null },
       gcPausesMs: { worker: probes[0]?.gc ?? null, web: probes[1]?.gc ?? null, bench: probes[2]?.gc ?? null },
       errors: errors.length,
@@ -293,6 +310,35 @@ async function main(): Promise<number> {
   } finally {
     for (const line of await teardown.run()) log(line);
   }
+}
+
+/** Issue 51's targets for 1,000 parents of 10 children on one worker (DESIGN §11, §19). */
+const fanOutTargets = { ofLimit: 0.9, mostPostgresConnections: 20, workerRssPeakMb: 2048 };
+
+/**
+ * `--fan-out`: the worker's RSS per waiting run (its peak over what it held idle, shared by the
+ * C × (F + 1) runs a full window holds), and the three figures beside their targets.
+ */
+function fanOutFigures(
+  /** `clients`: those whose conversation started (they hold the runs). */
+  options: { clients: number; fanOut: number },
+  measured: { ofLimit: number; mostConnections: number; workerIdleRssMb: number; workerRssPeakMb: number; workerMemory: ProbeReading['memory'] },
+) {
+  const waitingRunsAtPeak = options.clients * (options.fanOut + 1);
+  const figure = (value: number, target: number, atLeast: boolean) => ({ value: round2(value), target: `${atLeast ? '>=' : '<='} ${target}`, met: atLeast ? value >= target : value <= target });
+  return {
+    children: options.fanOut,
+    waitingRunsAtPeak,
+    workerIdleRssMb: round(measured.workerIdleRssMb),
+    workerRssPerWaitingRunKb: Math.round(((measured.workerRssPeakMb - measured.workerIdleRssMb) * 1024) / waitingRunsAtPeak),
+    // The worker's own heap (host-side state: sessions, journals, jobs, sockets) at its RSS peak; the rest is mostly the isolates.
+    workerHeapAtPeakMb: measured.workerMemory,
+    targets: {
+      ofLimit: figure(measured.ofLimit, fanOutTargets.ofLimit, true),
+      mostPostgresConnections: figure(measured.mostConnections, fanOutTargets.mostPostgresConnections, false),
+      workerRssPeakMb: figure(measured.workerRssPeakMb, fanOutTargets.workerRssPeakMb, false),
+    },
+  };
 }
 
 /**
@@ -387,13 +433,16 @@ function keepProfiles(probeDir: string, toDir: string, pids: Record<string, numb
 interface ProbeReading {
   loop: { p99: number; max: number };
   gc: { pauses: number; total: number; max: number };
+  /** process.memoryUsage (MB) when the process's RSS was highest in the timed window. */
+  memory: { rssMb: number; heapUsedMb: number; heapTotalMb: number; externalMb: number } | null;
 }
 
 /** What loop-probe.ts last wrote for the process: its event-loop delay and its GC pauses over the timed window. */
 function readProbe(dir: string, pid: number): ProbeReading | null {
   try {
-    const probe = JSON.parse(readFileSync(`${dir}/${pid}.json`, 'utf8')) as { p99: number; max: number; gc: { pauses: number; totalMs: number; maxMs: number } };
+    const probe = JSON.parse(readFileSync(`${dir}/${pid}.json`, 'utf8')) as { p99: number; max: number; gc: { pauses: number; totalMs: number; maxMs: number }; memory?: ProbeReading['memory'] };
     return {
+      memory: probe.memory ?? null,
       loop: { p99: round(probe.p99), max: round(probe.max) },
       gc: { pauses: probe.gc.pauses, total: round(probe.gc.totalMs), max: round(probe.gc.maxMs) },
     };

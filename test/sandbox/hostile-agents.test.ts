@@ -20,7 +20,7 @@ const hostileAgents: Record<string, string> = {
   promiseLoopAfterReturn: `(function loop() { Promise.resolve().then(loop); })()`,
 };
 
-/** 12 distinct CPU-bound agents (an isolate each), and one run 48 times (its isolates shared, 8 runs to one). */
+/** 12 distinct CPU-bound agents (an isolate each), and one run 48 times (its isolates shared, up to 8 runs to one, context-pool.ts). */
 const busyAgents = 12;
 const runsOfOneBusyAgent = 48;
 

@@ -99,17 +99,18 @@ function allowOverrides(): void {
       const desc = Reflect.getOwnPropertyDescriptor(object, key);
       if (!desc || !('value' in desc)) continue;
       const value: unknown = desc.value;
-      Object.defineProperty(object, key, {
-        get: function () {
+      // Methods, not function expressions: a method has no `prototype` object, which the lockdown would
+      // otherwise make for each of these ~100 functions as it reads them, and freeze (~45 KB a context).
+      const accessors = {
+        get() {
           return value;
         },
-        set: function (this: object, replacement: unknown) {
+        set(this: object, replacement: unknown) {
           if (this === object) throw new RealTypeError('Cannot assign to read only property ' + key + ' of a built-in');
           Object.defineProperty(this, key, { value: replacement, writable: true, enumerable: true, configurable: true });
         },
-        enumerable: desc.enumerable,
-        configurable: false,
-      });
+      };
+      Object.defineProperty(object, key, { get: accessors.get, set: accessors.set, enumerable: desc.enumerable, configurable: false });
     }
   }
 }

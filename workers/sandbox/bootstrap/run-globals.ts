@@ -15,13 +15,14 @@ export type CurrentRun = () => Run;
 /** Math.random: mulberry32 seeded by each run, so a replay draws the same numbers. Returns the seeding. */
 export function installSeededRandom(): (runSeed: number) => void {
   let seed = 0;
-  function random(): number {
+  // An arrow, as a built-in: no `prototype` object for the lockdown to make and freeze in every context.
+  const random = (): number => {
     seed = (seed + 0x6d2b79f5) >>> 0;
     let t = seed;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
+  };
   Object.defineProperty(Math, 'random', { value: random, writable: true, configurable: true });
   return (runSeed) => {
     seed = runSeed >>> 0;
@@ -39,9 +40,9 @@ export function installJournaledDate(currentRun: CurrentRun): void {
     return Reflect.construct(RealDate, args.length === 0 ? [clock()] : args, new.target);
   }
   JournaledDate.prototype = RealDate.prototype;
-  JournaledDate.now = function now() {
-    return clock();
-  };
+  // An arrow (named `now` as the built-in is): no `prototype` object for the lockdown to make and freeze.
+  const now = (): number => clock();
+  JournaledDate.now = now;
   JournaledDate.parse = RealDate.parse;
   JournaledDate.UTC = RealDate.UTC;
   Object.defineProperty(RealDate.prototype, 'constructor', { value: JournaledDate, writable: true, configurable: true });
