@@ -39,7 +39,11 @@ export interface RunEvents {
 export interface UnqueuedFollow {
   /** Settles once the run's channel is subscribed (or the subscription failed, which is logged). Never rejects. */
   subscribed: Promise<void>;
-  /** Relays the run's events to `handler` (those heard before it first, in order) until the returned function is called. */
+  /**
+   * Relays the run's events to `handler` (those heard before it first, in order) until the returned
+   * function is called. Those heard before are handed over before relayTo returns: the run's end may
+   * be among them.
+   */
   relayTo(handler: (event: LoggedEvent) => void): () => void;
   /** Stops following (the run was not queued, or its relay is over). */
   stop(): void;

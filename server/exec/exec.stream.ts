@@ -67,6 +67,11 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
   else ctx.res.flushHeaders();
   let finished = false;
   let lastId = afterId;
+  // Set once the relay is attached: events heard before it (a run followed before it was queued) are
+  // handed over within relayTo, and the end among them stops the relaying before these exist.
+  let stopFollowing = () => undefined as void;
+  let stopWatching = () => undefined as void;
+  let deadline: NodeJS.Timeout | undefined;
   const stopRelaying = () => {
     finished = true;
     clearTimeout(deadline);
@@ -86,7 +91,9 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
     stopRelaying();
     onEnd();
   };
-  const stopFollowing = followed ? followed.relayTo(relay) : deps.runEvents.follow(run.runId, afterId, relay);
+  const following = followed ? followed.relayTo(relay) : deps.runEvents.follow(run.runId, afterId, relay);
+  if (finished) return following();
+  stopFollowing = following;
   const identity: RunIdentity = { runId: run.runId, convid: run.convid, agentName: run.agentName, caller: ctx.state.principal, requestId: ctx.state.requestId, ...(run.draft ? { draft: run.draft } : {}) };
   // The end event can be lost (pub/sub is at most once, a Redis restart loses what was published): the execution record has it.
   const endWith = (response: ExecutionResponse) => relay({ runId: run.runId, id: lastId + 1, event: 'end', data: response });
@@ -95,8 +102,8 @@ export function relayRun(deps: WebDeps, ctx: Context, run: StreamedRun, afterId:
     if (error.code === 'internal') deps.logger.error({ err, runId: run.runId }, 'streamed run not recovered');
     relay({ runId: run.runId, id: lastId + 1, event: 'refused', data: { code: error.code, message: error.message } });
   };
-  const stopWatching = watchForLostAnswer(deps, identity, { answer: endWith, fail: failWith });
-  const deadline = setTimeout(() => void recoverLostAnswer(deps, identity).then(endWith, failWith), runWaitLimitMs(deps));
+  stopWatching = watchForLostAnswer(deps, identity, { answer: endWith, fail: failWith });
+  deadline = setTimeout(() => void recoverLostAnswer(deps, identity).then(endWith, failWith), runWaitLimitMs(deps));
   // A client that goes away stops the relaying, not the run: it can re-attach, or cancel.
   ctx.res.once('close', () => {
     if (!finished) stopRelaying();
