@@ -29,19 +29,22 @@ export interface FetchWindow {
 export const defaultFetchAhead = 8;
 
 /**
- * BullMQ workers a process runs on each queue. One takes its jobs in sequence, a round trip to Redis
- * and a turn of the event loop each: under a burst of arrivals (a deploy, a reconnect storm), with the
- * loop busy starting the runs it took, a worker of one took its 1,000th job seconds after it was
- * queued. Several take theirs side by side, sharing the same `ahead` between them (fetchAheadOf). A
- * process allowed few runs keeps one: each worker takes at least one job, whatever the window says.
+ * BullMQ workers a process runs on each of its `queues` (one a shard). One takes its jobs in sequence,
+ * a round trip to Redis and a turn of the event loop each: under a burst of arrivals (a deploy, a
+ * reconnect storm), with the loop busy starting the runs it took, a worker of one took its 1,000th job
+ * seconds after it was queued. Several take theirs side by side, sharing the same `ahead` between them
+ * (fetchAheadOf). A process allowed few runs keeps one a queue: each worker takes at least one job,
+ * whatever the window says. The shards share the 8: each BullMQ worker costs the process a blocking
+ * connection and its own polling, and with 8 on each of 3 shards a worker made 0.82-0.90 x the calls/s
+ * of one shard at 64 in flight (bench:cluster), where it had made more.
  */
 export const maxFetchChains = 8;
 
 /** Runs allowed per chain at least: below it, fewer chains. */
 const runsPerChain = 64;
 
-export function fetchChains(maxRuns: number): number {
-  return Math.max(1, Math.min(maxFetchChains, Math.floor(maxRuns / runsPerChain)));
+export function fetchChains(maxRuns: number, queues = 1): number {
+  return Math.max(1, Math.floor(Math.min(maxFetchChains, Math.floor(maxRuns / runsPerChain)) / queues));
 }
 
 /** Each chain's share of `ahead` (at least one run). */

@@ -97,7 +97,7 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   // runs held and started are the process's, in their fair order whatever shard they came from. Each
   // queue has `fetchChains` of them: a BullMQ worker takes its jobs one round trip after another.
   let runsInFlight = 0;
-  const chains = fetchChains(config.workerConcurrency);
+  const chains = fetchChains(config.workerConcurrency, shardsOf(config).prefixes.length);
   const fetchers = shardsOf(config).prefixes.flatMap((shardPrefix) => Array.from({ length: chains }, (_, chain) => ({ shardPrefix, chain })));
   const workers = fetchers.map(
     ({ shardPrefix, chain }, fetcher) =>

@@ -13,6 +13,10 @@ describe('fetch window', () => {
     assert.equal(fetchChains(1000), maxFetchChains);
     assert.equal(fetchChains(8), 1);
     assert.equal(fetchChains(1), 1);
+    // The shards' queues share them.
+    assert.equal(fetchChains(1000, 3), 2);
+    assert.equal(fetchChains(1000, 2), 4);
+    assert.equal(fetchChains(1000, 16), 1);
     assert.equal(fetchAheadOf(1), 8);
     assert.equal(fetchAheadOf(8), 1);
     assert.equal(fetchAheadOf(3), 3);
