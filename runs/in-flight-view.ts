@@ -1,5 +1,6 @@
 import type { Principal } from '../shared/api.js';
 import { callerName } from '../shared/channels.js';
+import type { CallerLimits } from './caller-limits.js';
 
 /**
  * Each caller's runs in flight as this process last heard from Redis (every admission there answers
@@ -12,6 +13,15 @@ export interface InFlightView {
   /** The caller's count, when this process heard it within `maxAgeMs`. */
   recent(caller: Pick<Principal, 'kind' | 'id'>): number | undefined;
   heard(caller: Pick<Principal, 'kind' | 'id'>, inFlight: number): void;
+}
+
+/**
+ * Whether a short run's place must be taken in Redis after all: a per-minute limit (every run counts),
+ * or runs in flight not heard of lately, or no room left under runsInFlight as last heard.
+ */
+export function needsCounting(limits: Pick<CallerLimits, 'runsPerMinute' | 'runsInFlight'>, recentInFlight: number | undefined): boolean {
+  if (limits.runsPerMinute > 0 || recentInFlight === undefined) return true;
+  return limits.runsInFlight > 0 && recentInFlight + 1 > limits.runsInFlight;
 }
 
 export const inFlightViewMaxAgeMs = 1_000;

@@ -3,6 +3,7 @@ import type { Principal } from '../../shared/api.js';
 import { AppError } from '../../shared/errors.js';
 import { minuteMs, minuteWindow, releaseRunSlot, slotLeftoverAfterMs, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
 import { fairPriority } from '../../runs/fair-priority.js';
+import { needsCounting } from '../../runs/in-flight-view.js';
 import type { WebDeps } from '../deps.js';
 
 /**
@@ -29,9 +30,7 @@ export interface Admission {
  */
 export async function admitShortRun(deps: WebDeps, caller: Pick<Principal, 'kind' | 'id'>): Promise<Admission | undefined> {
   const limits = await deps.callerLimits.get(caller);
-  if (limits.runsPerMinute > 0) return undefined;
-  const inFlight = deps.inFlight.recent(caller);
-  if (inFlight === undefined || (limits.runsInFlight > 0 && inFlight + 1 > limits.runsInFlight)) return undefined;
+  if (needsCounting(limits, deps.inFlight.recent(caller))) return undefined;
   return { headers: {}, priority: 1 };
 }
 

@@ -13,7 +13,7 @@ import type { RedisClient } from '../../runs/redis-connection.js';
 import type { RunQueues } from '../../runs/run-queues.js';
 import { releaseRunSlot, slotLeftoverAfterMs, takeRunSlot, type SlotAnswer } from '../../runs/run-slots.js';
 import type { CallerLimits } from '../../runs/caller-limits.js';
-import type { InFlightView } from '../../runs/in-flight-view.js';
+import { needsCounting, type InFlightView } from '../../runs/in-flight-view.js';
 import type { RunEnding } from '../../runs/run-endings.js';
 import { stopRun } from '../../runs/stop-run.js';
 import { forgetRunChildren, noteRunChild, stopRunChildren } from '../../runs/run-children.js';
@@ -177,12 +177,6 @@ async function startChild(deps: ChildRunsDeps, parent: RunJobData, child: ChildC
     await releaseRunSlot(deps.redis, shardsOf(config), caller, child.runId).catch(() => undefined);
     throw err;
   }
-}
-
-/** Whether a child's place must be taken in Redis: a per-minute limit, or runs in flight not heard of lately or with no room left. */
-function needsCounting(limits: CallerLimits, recentInFlight: number | undefined): boolean {
-  if (limits.runsPerMinute > 0 || recentInFlight === undefined) return true;
-  return limits.runsInFlight > 0 && recentInFlight + 1 > limits.runsInFlight;
 }
 
 /**
