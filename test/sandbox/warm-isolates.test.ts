@@ -50,11 +50,11 @@ describe('sandbox warm isolates', () => {
   it('runs the same code again in the warm isolate its first run left', async () => {
     const code = await compile(`export default async (sys) => sys.say('Hello, ' + sys.query)`);
     const first = await run(code);
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, joins: 0, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
     const second = await run(code, { inputs: { query: 'again' } });
     assert.deepEqual(texts(first), ['Hello, hello']);
     assert.deepEqual(texts(second), ['Hello, again']);
-    assert.deepEqual(pool.stats(), { hits: 1, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 1, joins: 0, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('gives every run fresh module state and a fresh sys in a reused isolate', async () => {
@@ -102,7 +102,7 @@ describe('sandbox warm isolates', () => {
       assert.match(String(changed.refused), /not extensible|Cannot delete|Cannot define/, JSON.stringify(change));
       assert.deepEqual(varsOf(await run(code, { inputs: {} })).seen, ['undefined', 'object']);
     }
-    assert.deepEqual(pool.stats(), { hits: 5, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
+    assert.deepEqual(pool.stats(), { hits: 5, misses: 1, joins: 0, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('refuses to replace what the sandbox installed (Math.random, Date.now, console.log): errorInAgent, and the next run draws from its seed', async () => {
@@ -141,7 +141,7 @@ describe('sandbox warm isolates', () => {
       const next = await run(code, { inputs: { mode: 'ok' }, onPart: (part) => live.push(part.type === 'text' ? part.text : part.type) });
       assert.deepEqual(texts(next), ['ok']);
       assert.deepEqual(live, [...saidBeforeEnd, 'ok'], 'the ended run said nothing after its end, even where its code went on');
-      assert.deepEqual(pool.stats(), { hits: 2, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
+      assert.deepEqual(pool.stats(), { hits: 2, misses: 1, joins: 0, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
     });
   }
 
@@ -151,7 +151,7 @@ describe('sandbox warm isolates', () => {
     assert.equal((await run(code, { inputs: { mode: 'loop' }, maxRuntimeMs: 100 })).resultCode, 'timedOut');
     assert.equal(pool.stats().isolates, 0, 'the busy isolate was disposed with the run, not left spinning');
     assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok']);
-    assert.deepEqual(pool.stats(), { hits: 1, misses: 2, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 1 });
+    assert.deepEqual(pool.stats(), { hits: 1, misses: 2, joins: 0, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 1 });
   });
 
   it('does not start a run in an isolate while a run that ended there waiting on the host has not unwound', async () => {
@@ -188,14 +188,14 @@ describe('sandbox warm isolates', () => {
     await waitFor(() => pool.stats().idle === 1, 'the context to come back');
     assert.deepEqual(texts(await run(code, { inputs: { mode: 'ok' } })), ['ok']);
     assert.equal(said, false);
-    assert.deepEqual(pool.stats(), { hits: 2, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
+    assert.deepEqual(pool.stats(), { hits: 2, misses: 1, joins: 0, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   it('does not take an isolate from the pool for a run stopped before its start', async () => {
     const code = await compile(modalAgent);
     await run(code, { inputs: { mode: 'ok' } });
     assert.equal((await run(code, { signal: AbortSignal.abort() })).resultCode, 'stopped');
-    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 1, joins: 0, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 });
   });
 
   describe('code a run leaves behind', () => {

@@ -9,15 +9,20 @@ import { hasEnded, noteReturned, releaseReports, type Session } from './session.
 
 /**
  * One agent's code loaded into a context of a sandbox isolate: the bootstrap evaluated (the realm
- * locked down) and the compiled module ready to be instantiated. It serves one run at a time
- * (Math.random and Date are per-context globals); the runs of one caller share the isolate, each in
- * a context of its own. Loading one costs ~4 ms of CPU, mostly the lockdown; starting a run in it
- * costs one call into the isolate, which is why context-pool.ts keeps them warm between runs.
+ * locked down) and the compiled module ready to be instantiated. Runs of one agent for one caller share
+ * it, several at once (each with its own module, `sys` and host calls; bootstrap/main.ts): a run that
+ * waits on the host holds no context of its own. Loading one costs ~4 ms of CPU and ~0.3 MB, mostly the
+ * lockdown; starting a run in it costs one call into the isolate, which is why context-pool.ts keeps
+ * them warm between runs and puts runs together in them.
  */
 export interface AgentContext {
   readonly sandbox: SandboxIsolate;
   /** Runs started in it so far. */
   runs: number;
+  /** Runs using it now (taken from the pool, or loaded for, and not given back yet: context-pool.ts). */
+  active: number;
+  /** Takes no new run: one ended in it leaving code behind, or it is due to retire. Released once `active` is 0. */
+  closed: boolean;
   readonly binding: HostBinding;
   readonly start: ivm.Reference<StartRun>;
   readonly context: ivm.Context;
@@ -27,17 +32,27 @@ export interface AgentContext {
   released: boolean;
 }
 
-/** The run whose host calls are answered; a call carrying any other token gets a halt reply. */
+/** The runs whose host calls are answered, by token; a call carrying any other token gets a halt reply. */
 interface HostBinding {
-  token: number;
-  session: Session | undefined;
-  /** How to answer each async host call (sleep, fetch, ask) not answered yet: the first answer counts. */
-  waiting: Set<(reply: string) => void>;
-  /** A sync host call of the run is being answered: its code waits for the reply. */
-  inSyncCall: boolean;
+  runs: Map<number, BoundRun>;
+  /** The token of the run started last; each run gets the next. */
+  lastToken: number;
   /** The context's StartRun, once loaded: async host calls are answered through its `reply` step. */
   start: ivm.Reference<StartRun> | undefined;
 }
+
+/** A run in progress in a context, from its start until its result is back (also after it ended). */
+interface BoundRun {
+  readonly token: number;
+  readonly session: Session;
+  /** How to answer each async host call (sleep, fetch, ask) not answered yet: the first answer counts. */
+  readonly waiting: Set<(reply: string) => void>;
+  /** A sync host call of the run is being answered: its code waits for the reply. */
+  inSyncCall: boolean;
+}
+
+/** Each session's run in its context, while it is bound there and after (what waitsOnHost reads). */
+const boundRuns = new WeakMap<Session, BoundRun>();
 
 export type LoadResult = { ok: true; agent: AgentContext } | { ok: false; thrown: ThrownDescription };
 
@@ -69,48 +84,50 @@ async function loadInto(sandbox: SandboxIsolate): Promise<LoadResult> {
       releaseHandles(sandbox, context);
       return { ok: false, thrown: describeCopiedError(err) };
     }
-    const binding: HostBinding = { token: 0, session: undefined, waiting: new Set(), inSyncCall: false, start: undefined };
+    const binding: HostBinding = { runs: new Map(), lastToken: 0, start: undefined };
     const host = hostReferences(binding);
     const start = (await context.evalClosure(bootstrapSource, [...host, agentModule.derefInto()], {
       filename: bootstrapFileName,
       result: { reference: true },
     })) as ivm.Reference<StartRun>;
     binding.start = start;
-    return { ok: true, agent: { sandbox, runs: 0, binding, start, context, host, released: false } };
+    // Loaded for a run, which gives it back (context-pool.ts) when it ends.
+    return { ok: true, agent: { sandbox, runs: 0, active: 1, closed: false, binding, start, context, host, released: false } };
   } catch (err) {
     releaseHandles(sandbox, context);
     throw err;
   }
 }
 
-/** The host's sync and async call references, answering only the run `binding` holds. */
+/** The host's sync and async call references, answering only the runs `binding` holds. */
 function hostReferences(binding: HostBinding): [ivm.Reference, ivm.Reference] {
   const hostSync = new ivm.Reference((token: unknown, op: unknown, payload: unknown, outbox: unknown) => {
-    const session = boundSession(binding, token);
-    if (!session) return haltReply();
-    binding.inSyncCall = true;
+    const bound = boundRun(binding, token);
+    if (!bound) return haltReply();
+    bound.inSyncCall = true;
     try {
-      return handleSyncCall(session, op, payload, outbox);
+      return handleSyncCall(bound.session, op, payload, outbox);
     } finally {
-      binding.inSyncCall = false;
+      bound.inSyncCall = false;
     }
   });
   // Called with applyIgnored (bootstrap/host.ts callAsync): the reply goes back through StartRun's `reply` step.
   // Call 0 is a notice that wants no reply (bootstrap/host.ts noticeReturned).
   const hostAsync = new ivm.Reference((token: unknown, op: unknown, payload: unknown, outbox: unknown, call: unknown) => {
     if (typeof call !== 'number') return;
-    const session = boundSession(binding, token);
+    const bound = boundRun(binding, token);
     if (call === 0) {
-      if (session && op === 'returned') noteReturned(session);
+      if (bound && op === 'returned') noteReturned(bound.session);
       return;
     }
-    if (!session) return sendReply(binding, call, haltReply());
+    if (!bound) return sendReply(binding, call, haltReply());
+    const { session, waiting } = bound;
     // The bootstrap stops at the same limit; this holds even if it did not.
-    if (binding.waiting.size >= maxPendingCalls) return sendReply(binding, call, endForTooManyPendingCalls(session));
+    if (waiting.size >= maxPendingCalls) return sendReply(binding, call, endForTooManyPendingCalls(session));
     const answer = (reply: string) => {
-      if (binding.waiting.delete(answer)) sendReply(binding, call, reply);
+      if (waiting.delete(answer)) sendReply(binding, call, reply);
     };
-    binding.waiting.add(answer);
+    waiting.add(answer);
     session.run.onWait?.();
     handleAsyncCall(session, op, payload, outbox).then(answer, (err: unknown) => answer(replyWithError(session, err)));
   });
@@ -127,24 +144,27 @@ function sendReply(binding: HostBinding, call: number, reply: string): void {
 }
 
 /**
- * Whether the run's code is paused on the host now (in a sync call, or with an async one unanswered)
- * rather than computing: one that ends so unwinds as soon as its calls are answered with the end.
- * A run that ends while it computes (a stop, a deadline in a busy loop) may never give the isolate
- * back, and its context is released at once instead.
+ * Whether the session's run is paused on the host now (in a sync call, or with an async one
+ * unanswered) rather than computing: one that ends so unwinds as soon as its calls are answered with
+ * the end. A run that ends while it computes (a stop, a deadline in a busy loop) may never give the
+ * isolate back, and its context takes no more runs (context-pool.ts `discard`).
  */
-export function waitsOnHost(agent: AgentContext): boolean {
-  return agent.binding.inSyncCall || agent.binding.waiting.size > 0;
+export function waitsOnHost(session: Session): boolean {
+  const bound = boundRuns.get(session);
+  return bound !== undefined && (bound.inSyncCall || bound.waiting.size > 0);
 }
 
 /**
- * Answers the async host calls the context's run still waits on with the run's end (a sleep whose
+ * Answers the async host calls the session's run still waits on with the run's end (a sleep whose
  * timer was cleared, an ask that paused the run, a fetch whose connection closed): its code unwinds
  * (the agent sees an error it may catch, and every later call ends the same way) instead of waiting
  * forever, and the context can be given back once it has (context-pool.ts `giveAfterUnwind`).
  */
-export function answerWaitingCallsWithEnd(agent: AgentContext): void {
+export function answerWaitingCallsWithEnd(session: Session): void {
+  const bound = boundRuns.get(session);
+  if (!bound) return;
   const halt = haltReply();
-  for (const answer of agent.binding.waiting) answer(halt);
+  for (const answer of bound.waiting) answer(halt);
 }
 
 /**
@@ -167,8 +187,10 @@ export function answerWaitingCallsWithEnd(agent: AgentContext): void {
  */
 export async function runInAgentContext(agent: AgentContext, session: Session, { sync }: { sync: boolean }): Promise<IsolateReport | 'interrupted'> {
   agent.runs += 1;
-  const token = (agent.binding.token += 1);
-  agent.binding.session = session;
+  const token = (agent.binding.lastToken += 1);
+  const bound: BoundRun = { token, session, waiting: new Set(), inSyncCall: false };
+  agent.binding.runs.set(token, bound);
+  boundRuns.set(session, bound);
   const run = session.run;
   const config: RunConfig = {
     agentName: run.agentName,
@@ -189,11 +211,11 @@ export async function runInAgentContext(agent: AgentContext, session: Session, {
       : { text: String(await agent.start.apply(undefined, [token, configText], { result: { promise: true, copy: true } })), leftover: false };
     if (entered === 'interrupted') return entered;
     const result = JSON.parse(entered.text) as IsolateReport;
-    if (agent.binding.waiting.size > 0 || entered.leftover) result.reusable = false;
+    if (bound.waiting.size > 0 || entered.leftover) result.reusable = false;
     return result;
   } finally {
     agent.sandbox.inFlight -= 1;
-    if (agent.binding.token === token) agent.binding.session = undefined;
+    agent.binding.runs.delete(token);
   }
 }
 
@@ -253,8 +275,8 @@ function isStackOverflow(resultText: string): boolean {
 export function releaseAgentContext(agent: AgentContext): void {
   if (agent.released) return;
   agent.released = true;
-  agent.binding.token += 1;
-  agent.binding.session = undefined;
+  agent.closed = true;
+  agent.binding.runs.clear();
   if (!agent.sandbox.isolate.isDisposed) for (const reference of [agent.start, ...agent.host]) reference.release();
   releaseHandles(agent.sandbox, agent.context);
 }
@@ -268,8 +290,8 @@ function releaseHandles(sandbox: SandboxIsolate, context: ivm.Context | undefine
   }
 }
 
-function boundSession(binding: HostBinding, token: unknown): Session | undefined {
-  return token === binding.token ? binding.session : undefined;
+function boundRun(binding: HostBinding, token: unknown): BoundRun | undefined {
+  return typeof token === 'number' ? binding.runs.get(token) : undefined;
 }
 
 /**

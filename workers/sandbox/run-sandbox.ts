@@ -37,7 +37,8 @@ interface Held {
 const processPool = createContextPool();
 
 /**
- * Runs one agent in a sandbox context of its own (DESIGN §5) and reports how it ended. Never throws: every
+ * Runs one agent in a sandbox context (DESIGN §5), alone in it or beside other runs of the same agent
+ * for the same caller (context-pool.ts `join`), and reports how it ended. Never throws: every
  * way a run can end is an ending (sandbox-endings.ts). The run ends at the first of: the agent returns or throws,
  * sys.fail, a live sys.ask, a fault the host detects, the deadline (timedOut), or `run.signal`
  * (stopped, or mustLogin when the caller's session ended). The run's context comes warm from `pool`
@@ -124,8 +125,8 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
     return 'ending' in context ? context.ending : runInline(pool, session, held, context.agent, inline);
   }
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
-  const warm = session.run.fresh ? undefined : pool.take(key);
-  const loaded = warm ? { agent: warm } : await loadContext(pool, session, held, key);
+  const shared = session.run.fresh ? undefined : await sharedContext(pool, key);
+  const loaded = typeof shared === 'object' ? { agent: shared } : await loadShared(pool, session, held, key, shared);
   if ('ending' in loaded) return loaded.ending;
   const { agent } = loaded;
   // A draft's runs (traced, in an isolate of their own) are always entered the usual way.
@@ -177,6 +178,45 @@ function declineInline(why: InlineDecline): InlineDeclined {
   return { declined: why };
 }
 
+/**
+ * A context for a run of a published agent, shared with the runs of the agent for the caller that
+ * come meanwhile: an idle one first (its isolate may be idle, for a synchronous entry), then one other
+ * runs use now, then the one a load under way brings (a burst of runs shares the first loads instead of
+ * each making one). Otherwise the run loads one itself, announced in the same turn as the search
+ * found nothing (what is returned: loadShared settles it), so the next run waits for it.
+ */
+async function sharedContext(pool: ContextPool, key: TenancyKey): Promise<AgentContext | Announced> {
+  for (;;) {
+    const taken = pool.take(key);
+    if (taken) {
+      pool.share(taken);
+      return taken;
+    }
+    const joined = pool.join(key);
+    if (joined) return joined;
+    const loading = pool.joinLoad(key);
+    if (!loading) return pool.announceLoad(key);
+    const joinedLoad = await loading;
+    if (joinedLoad) return joinedLoad;
+  }
+}
+
+type Announced = ReturnType<ContextPool['announceLoad']>;
+
+/** loadContext for a run others may join (sharedContext), settling its announcement (none for a draft's). */
+async function loadShared(pool: ContextPool, session: Session, held: Held, key: TenancyKey, loaded: Announced | undefined): Promise<{ agent: AgentContext } | { ending: Settled }> {
+  if (!loaded) return loadContext(pool, session, held, key);
+  try {
+    const result = await loadContext(pool, session, held, key);
+    if ('agent' in result) pool.share(result.agent);
+    loaded('agent' in result ? result.agent : undefined);
+    return result;
+  } catch (err) {
+    loaded(undefined);
+    throw err;
+  }
+}
+
 /** A context loaded for the run (cold starts take turns), or how the run ended meanwhile. */
 async function loadContext(pool: ContextPool, session: Session, held: Held, key: TenancyKey): Promise<{ agent: AgentContext } | { ending: Settled }> {
   // An inline run's context gets an isolate of its own: its runs are entered synchronously, never while another context loads there.
@@ -211,6 +251,8 @@ async function runInContext(pool: ContextPool, session: Session, held: Held, age
     return undefined;
   }
   held.running = true;
+  // Runs that come meanwhile may join this one in its context (not a draft's: its context is its own).
+  if (!session.run.fresh && !session.inline) pool.share(agent);
   held.unwatch = watchRun(session, agent);
   let result: IsolateReport | 'interrupted';
   try {
@@ -239,9 +281,9 @@ function releaseSandbox(pool: ContextPool, session: Session, held: Held): void {
     if (held.sandbox) pool.vacate(held.sandbox);
   } else if (session.run.fresh) {
     pool.discard(agent);
-  } else if (held.running && waitsOnHost(agent)) {
+  } else if (held.running && waitsOnHost(session)) {
     held.unwound = pool.giveAfterUnwind(agent);
-    answerWaitingCallsWithEnd(agent);
+    answerWaitingCallsWithEnd(session);
   } else if (!held.running && held.reusable) {
     pool.give(agent);
   } else {

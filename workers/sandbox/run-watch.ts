@@ -94,7 +94,7 @@ function chargeCpu(sandbox: SandboxIsolate, runs: Watched[]): void {
   const spentMs = Number(cpu - (lastCpu.get(sandbox) ?? cpu)) / 1e6;
   lastCpu.set(sandbox, cpu);
   if (spentMs <= 0) return;
-  const computing = runs.find((run) => !waitsOnHost(run.agent)) ?? runs[0]!;
+  const computing = runs.find((run) => !waitsOnHost(run.session)) ?? runs[0]!;
   computing.cpuMs += spentMs;
 }
 

@@ -3,7 +3,7 @@ import { parseJson, RealError, RealTypeError, toJson } from './intrinsics.js';
 
 /**
  * The isolate's end of the sys bridge (host-calls.ts is the host's). Every host call carries its
- * run's token and the host answers only the current one, so a promise left over from an earlier run
+ * run's token and the host answers only runs in progress, so a promise left over from an earlier run
  * cannot act in a later one. Payloads and replies cross as JSON strings.
  *
  * An async call is sent with `applyIgnored` and carries a number; the host answers it later through
@@ -39,6 +39,8 @@ export interface Run {
   readonly host: Host;
   readonly token: number;
   pending: number;
+  /** Its Math.random's state (run-globals.ts): seeded by the run, so a replay draws the same numbers. */
+  seed: number;
   /** Draft validation: calls carry their site, variable changes are reported. */
   readonly trace: boolean;
   /** Output made since the last host call, in order, and its size in characters. */
@@ -73,17 +75,25 @@ function reply(text: string): unknown {
   throw new RealError(error.message);
 }
 
-// The async calls of this context's runs waiting for their reply, by number. The bundle is evaluated
-// once per context, so the numbers are the context's own, and a reply can only reach the call it names.
-const awaitingReply = new Map<number, (replyText: string) => void>();
+// The async calls of this context's runs waiting for their reply, by number, with the run that made
+// each. The bundle is evaluated once per context, so the numbers are the context's own, and a reply
+// can only reach the call it names.
+const awaitingReply = new Map<number, { run: Run; settle: (replyText: string) => void }>();
 let lastCall = 0;
 
-/** StartRun's `reply` step: settles async call `call` with the host's reply; a call no longer awaited is ignored. */
-export function settleCall(call: number, replyText: string): void {
-  const settle = awaitingReply.get(call);
-  if (settle === undefined) return;
+/**
+ * StartRun's `reply` step: settles async call `call` with the host's reply, and answers the run that
+ * made it (`enter`: main.ts makes it the current run, which the context's Date, console and
+ * Math.random speak for); a call no longer awaited is ignored. The code the reply resumes runs in this
+ * entry's microtasks, which drain before the isolate takes its next task: no other run's code runs
+ * before the next entry names its run.
+ */
+export function settleCall(call: number, replyText: string, enter: (run: Run) => void): void {
+  const awaited = awaitingReply.get(call);
+  if (awaited === undefined) return;
   awaitingReply.delete(call);
-  settle(replyText);
+  enter(awaited.run);
+  awaited.settle(replyText);
 }
 
 export function callSync(run: Run, op: SyncOp, payload: Payload): unknown {
@@ -96,7 +106,7 @@ export async function callAsync(run: Run, op: AsyncOp, payload: Payload): Promis
   run.pending += 1;
   const call = (lastCall += 1);
   try {
-    const replied = new Promise<string>((resolve) => awaitingReply.set(call, resolve));
+    const replied = new Promise<string>((resolve) => awaitingReply.set(call, { run, settle: resolve }));
     run.host.async.applyIgnored(undefined, [run.token, op, toJson(payload), takeOutbox(run), call]);
     return reply(await replied);
   } finally {

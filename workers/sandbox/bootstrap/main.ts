@@ -11,9 +11,12 @@ import { jsonText, makeSys } from './sys.js';
  * bundle with `evalClosure`, which calls this with `$0`, `$1`, `$2`: the host's sync and async call
  * references and the agent's module factory). It installs the seeded Math.random, the journaled Date
  * and console, then locks the realm down, and returns the function that starts one run. Each run
- * builds a fresh `sys` and a fresh agent module, so one context serves many runs of one agent, one at
- * a time. The host references live only in this closure, never on a global, and everything crossing
- * the boundary is a JSON string.
+ * builds a fresh `sys` and a fresh agent module, so one context serves many runs of one agent (and one
+ * caller), several at once while they wait on the host: the realm is frozen, so nothing one run does
+ * reaches another but through the host. Every entry into the context names the run whose code it runs
+ * (a start, or the reply to one of its calls), and the globals that answer for a run (Date, console,
+ * Math.random) answer for that one. The host references live only in this closure, never on a global,
+ * and everything crossing the boundary is a JSON string.
  */
 
 /** The agent's compiled module, run afresh (agent-context.ts `wrapAsFactory`). */
@@ -32,10 +35,11 @@ const emptyPattern = /(?:)/;
 
 export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], loadAgentModule: AgentModuleFactory): StartRun {
   const host: Host = { sync: hostSync, async: hostAsync };
-  let current: Run = { host, token: 0, pending: 0, trace: false, outbox: [], outboxSize: 0 };
+  let current: Run = { host, token: 0, pending: 0, seed: 0, trace: false, outbox: [], outboxSize: 0 };
   const currentRun = () => current;
+  const enterRun = (run: Run) => void (current = run);
   sealStackTraceHook();
-  const seedRandom = installSeededRandom();
+  installSeededRandom(currentRun);
   installJournaledDate(currentRun);
   installConsole(currentRun);
   lockDown();
@@ -48,10 +52,9 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
   const hostAwaitsDrain = (token: number) => begun === undefined || begun.token !== token || begun.asked;
   const startRun = async (token: number, configText: string, made?: (run: Run) => void): Promise<string> => {
     const config = parseJson(configText) as RunConfig;
-    const run: Run = { host, token, pending: 0, trace: config.trace === true, outbox: [], outboxSize: 0 };
+    const run: Run = { host, token, pending: 0, seed: config.randomSeed >>> 0, trace: config.trace === true, outbox: [], outboxSize: 0 };
     made?.(run);
     current = run;
-    seedRandom(config.randomSeed);
     // RegExp.$1 and friends are context-wide; clear what the previous run matched.
     apply(regExpExec, emptyPattern, ['']);
     let ending: AgentReturn;
@@ -70,7 +73,7 @@ export function bootstrap(hostSync: Host['sync'], hostAsync: Host['async'], load
   };
   return function enter(token, configText, how) {
     if (how === 'reply') {
-      settleCall(token, configText);
+      settleCall(token, configText, enterRun);
       return undefined;
     }
     if (how === 'settled' || how === 'finish') {

@@ -5,28 +5,28 @@ import { RealDate } from './intrinsics.js';
 
 /**
  * The globals that answer for the run in progress, installed before the lockdown: the seeded
- * Math.random, the journaled Date, and console. They are the context's, not a run's, so they read
- * the current run when called.
+ * Math.random, the journaled Date, and console. They are the context's, shared by the runs in it,
+ * so they read the current run (the one whose code the isolate runs now, main.ts) when called.
  */
 
 /** The run in progress; Date and console speak for it. */
 export type CurrentRun = () => Run;
 
-/** Math.random: mulberry32 seeded by each run, so a replay draws the same numbers. Returns the seeding. */
-export function installSeededRandom(): (runSeed: number) => void {
-  let seed = 0;
+/**
+ * Math.random: mulberry32 with a state of each run's own (Run `seed`, seeded from its RunConfig), so a
+ * replay draws the same numbers whatever the other runs in the context draw meanwhile.
+ */
+export function installSeededRandom(currentRun: CurrentRun): void {
   // An arrow, as a built-in: no `prototype` object for the lockdown to make and freeze in every context.
   const random = (): number => {
-    seed = (seed + 0x6d2b79f5) >>> 0;
+    const run = currentRun();
+    const seed = (run.seed = (run.seed + 0x6d2b79f5) >>> 0);
     let t = seed;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   Object.defineProperty(Math, 'random', { value: random, writable: true, configurable: true });
-  return (runSeed) => {
-    seed = runSeed >>> 0;
-  };
 }
 
 /** Date.now(), new Date() and Date() read the journaled clock; other forms are pure. */
