@@ -45,6 +45,11 @@ export interface Config {
   webhookSweepSeconds: number;
   /** Warm isolates a worker keeps for the next runs of the same agent version (0: a new isolate per run). */
   sandboxWarmContexts: number;
+  /**
+   * Runs of one caller's agent an isolate of a worker holds at once, in two contexts (context-pool.ts
+   * `runsPerIsolate`): they share its heap limit (AGENT_MEMORY_MB), and a run past it ends them all.
+   */
+  sandboxRunsPerIsolate: number;
   /** Web processes answer short runs themselves (workers/inline-runs.ts) instead of queueing every call. */
   webInlineRuns: boolean;
   /** Undefined outside production when not set: resolved at start-up (see resolveSecrets). */
@@ -144,6 +149,7 @@ const variables = {
   WEBHOOK_ALLOW: list,
   WEBHOOK_SWEEP_SECONDS: int(1, 86_400),
   SANDBOX_WARM_CONTEXTS: int(0, 100_000),
+  SANDBOX_RUNS_PER_ISOLATE: int(1, 1024),
   WEB_INLINE_RUNS: bool,
   SESSION_SECRET: secret,
   SECRETS_KEY: secret,
@@ -211,6 +217,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookSweepSeconds: parsed.WEBHOOK_SWEEP_SECONDS ?? 60,
     // As many as the runs a worker holds: a burst of runs ending together leaves them all warm for the next.
     sandboxWarmContexts: parsed.SANDBOX_WARM_CONTEXTS ?? parsed.WORKER_CONCURRENCY ?? 1000,
+    sandboxRunsPerIsolate: parsed.SANDBOX_RUNS_PER_ISOLATE ?? 64,
     webInlineRuns: parsed.WEB_INLINE_RUNS ?? true,
     sessionSecret: parsed.SESSION_SECRET,
     secretsKey: parsed.SECRETS_KEY,

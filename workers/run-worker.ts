@@ -60,7 +60,11 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
   const control = createRunControl();
   const turns = createConversationTurns<HeldConversation>(publisher, shardsOf(config).prefixOf, (convid) => announce({ type: 'turn', convid }));
   setAgentThreadNice(config.agentThreadNice);
-  const isolates = createContextPool({ maxIdle: config.sandboxWarmContexts });
+  const isolates = createContextPool({
+    maxIdle: config.sandboxWarmContexts,
+    runsPerIsolate: config.sandboxRunsPerIsolate,
+    runsPerContext: Math.ceil(config.sandboxRunsPerIsolate / 2),
+  });
   const sessions = createSessionWatch(deps);
   const secrets = createAgentSecretsCache(deps.box);
   // Not on the publisher: BullMQ defines its scripts on the connection it is given, and ioredis copies
