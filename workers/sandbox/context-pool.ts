@@ -13,13 +13,8 @@ export interface ContextPoolOptions {
    */
   maxRunsPerContext: number;
   /**
-   * Contexts one isolate holds at once, idle or running: the runs of one caller sharing it. Each
-   * isolate costs ~1.7 MB of RSS beside its contexts (~0.3 MB each), which a waiting run pays its
-   * share of: 676 KB a context at 8 an isolate, 387 KB at 32, 338 at 64 (measured, contexts loaded
-   * and idle). Kept at 8: the runs sharing an isolate share its heap limit (AGENT_MEMORY_MB, the
-   * contexts' own fixed cost counted in it, createSandboxIsolate), so at 32 an agent keeping 2 MB a
-   * run fails once 32 of its caller's runs are in one isolate, and a run over the limit ends every
-   * run in its isolate: up to 31 others of the caller rather than 7.
+   * Contexts one isolate holds at most, idle or running (fewer when runsPerIsolate ÷ runsPerContext
+   * is less). Each isolate costs ~1.7 MB of RSS beside its contexts (~0.3 MB each).
    */
   contextsPerIsolate: number;
   /**

@@ -84,8 +84,9 @@ function byIsolate(): Map<SandboxIsolate, Watched[]> {
 /**
  * The isolate's CPU time since the last look, charged to the run that was computing in it: the
  * earliest entered of its runs not waiting on the host. An isolate runs one task at a time, in the
- * order they came, so a run queued behind a busy one has not started and is not charged; when every
- * run waits on the host (the time went between their calls), the earliest is. isolated-vm counts the
+ * order they came, so a run queued behind a busy one has not started and is not charged. When every
+ * run waits on the host, the time went to their code between their calls (up to 64 of a caller's
+ * runs share an isolate, context-pool.ts), and each is charged its share. isolated-vm counts the
  * time its thread spends in the isolate, a blocking wait (Atomics.wait) included.
  */
 function chargeCpu(sandbox: SandboxIsolate, runs: Watched[]): void {
@@ -94,8 +95,9 @@ function chargeCpu(sandbox: SandboxIsolate, runs: Watched[]): void {
   const spentMs = Number(cpu - (lastCpu.get(sandbox) ?? cpu)) / 1e6;
   lastCpu.set(sandbox, cpu);
   if (spentMs <= 0) return;
-  const computing = runs.find((run) => !waitsOnHost(run.session)) ?? runs[0]!;
-  computing.cpuMs += spentMs;
+  const computing = runs.find((run) => !waitsOnHost(run.session));
+  if (computing) computing.cpuMs += spentMs;
+  else for (const run of runs) run.cpuMs += spentMs / runs.length;
 }
 
 function endRun(run: Watched, ending: Failed): void {
