@@ -30,6 +30,24 @@ export async function runSequential(count: number, call: (i: number) => Promise<
   return { ...summarize(latencies), callsPerSecond: count / ((performance.now() - started) / 1000) };
 }
 
+/**
+ * Runs `call` `count` times, one after the other, the i-th starting no sooner than i / `perSecond` s
+ * after the first (at once when the one before ended later): one at a time at another load's pace.
+ * The latencies are the calls' own, without the waits.
+ */
+export async function runPaced(count: number, perSecond: number, call: (i: number) => Promise<void>): Promise<LoadResult> {
+  const started = performance.now();
+  const latencies: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const wait = started + (i * 1000) / perSecond - performance.now();
+    if (wait > 0) await delay(wait);
+    const t0 = performance.now();
+    await call(i);
+    latencies.push(performance.now() - t0);
+  }
+  return { ...summarize(latencies), callsPerSecond: count / ((performance.now() - started) / 1000) };
+}
+
 /** Runs `call` `count` times, one after the other, and returns each call's duration in ms. */
 export async function timeEach(count: number, call: (i: number) => Promise<void>): Promise<number[]> {
   const latencies: number[] = [];

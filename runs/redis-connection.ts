@@ -36,6 +36,9 @@ export interface ConnectionOptions {
 const retryDelayMs = 250;
 const maxRedirections = 64;
 
+/** How often a cluster client reads the topology again when nothing made it do so (see openRedis). */
+export const slotsRefreshMs = 20_000;
+
 /** Opens a connection to REDIS_URL: one server, or the cluster its nodes belong to. Errors are the caller's to listen to. */
 export function openRedis(target: RedisTarget, options: ConnectionOptions = {}): RedisClient {
   const { once, sharded, ...redisOptions } = options;
@@ -57,8 +60,13 @@ export function openRedis(target: RedisTarget, options: ConnectionOptions = {}):
     clusterRetryStrategy: once ? () => null : (times) => Math.min(100 * times, 2000),
     // A lost node is not reconnected (ioredis's default): its connection ends, its commands are retried on
     // the slot's master as the refreshed topology names it, and a node that comes back is found by the refresh.
-    // The topology is looked at again every few seconds, not only on a MOVED (a failover makes none).
-    slotsRefreshInterval: 2000,
+    // A failover makes no MOVED, but each command that meets the closed connection or CLUSTERDOWN has the
+    // topology read again before its retry (and a sharded subscriber that loses its node too): the
+    // periodic look only catches what no command met. It is slow because each look is a connection of
+    // its own to a node (connect, CLIENT SETNAME, CLUSTER SLOTS, close: about 0.4 ms of that node's CPU),
+    // made by every cluster client of every process: at 2 s, the thirty-odd clients of a web and a worker
+    // process cost the cluster's nodes more CPU than an idle cluster spends on itself.
+    slotsRefreshInterval: slotsRefreshMs,
     shardedSubscribers: sharded,
     redisOptions: { ...nodeOptions, ...credentialsOf(urls[0]!) },
   };

@@ -129,6 +129,10 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
           maxStalledCount: 0,
           // The check covers the whole queue: one of the process's workers on it makes it.
           skipStalledCheck: chain > 0,
+          // An idle chain waits this long (s) for a job before asking again (a BZPOPMIN, then a moveToActive
+          // script): a queued job wakes a waiting chain at once, so the wait only sets the idle polling, up to
+          // 8 chains a shard. 10 s is the longest BullMQ blocks on Redis for a delayed job (5 by default here).
+          drainDelay: 10,
         },
       ),
   );
