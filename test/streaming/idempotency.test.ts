@@ -13,11 +13,13 @@ describe('Idempotency-Key', () => {
   const roller = uniqueAgentName('roller');
   // Short: answered by the web process, its key's record written by its commit.
   const greeter = uniqueAgentName('greeter');
+  const asker = uniqueAgentName('asker');
 
   before(async () => {
     stack = await startStack();
     account = await createAccount(stack.runtime.db);
     await publishAgent(stack.runtime.db, greeter, `export default (sys) => { sys.say('hello ' + Math.random()); }`);
+    await publishAgent(stack.runtime.db, asker, `export default async (sys) => { const a = await sys.ask({ message: 'name? ' + Math.random(), inputs: [{ name: 'who', type: 'str' }] }); sys.say('hi ' + a.who); }`);
     await publishAgent(stack.runtime.db, roller, `export default async (sys) => { sys.say('rolled ' + Math.random()); await sys.sleep(300); sys.say('done'); }`);
   });
   after(() => stack.close());
@@ -65,6 +67,18 @@ describe('Idempotency-Key', () => {
     assert.equal(await recordsOf(other.id, keys), keys.length, 'one record a key');
     // (The log is written asynchronously.)
     await waitFor(() => shortRunsOf(greeter) >= 1, 5000, 'a run answered by the web process');
+  });
+
+  it('runs a short call that ends in an ask once, its retries getting the ask', async () => {
+    const other = await createAccount(stack.runtime.db);
+    const [first, concurrent] = await Promise.all([call(other.key, 'ask-1', { agentName: asker }), call(other.key, 'ask-1', { agentName: asker })]);
+    const later = await call(other.key, 'ask-1', { agentName: asker });
+    assert.equal(first.body.resultCode, 'ask');
+    assert.deepEqual(concurrent.body, first.body);
+    assert.deepEqual(later.body, first.body);
+    assert.equal(await runsOf(other.id, asker), 1, 'one run');
+    const answered = await post(stack.url, '/api/exec/execAgent', { agentName: asker, convid: first.body.convid, inputs: { who: 'Ada' } }, { key: other.key });
+    assert.deepEqual(answered.body.output, [{ type: 'text', text: 'hi Ada' }], 'its pause was kept');
   });
 
   it('starts a new run for a key whose record is older than 24 h, and the sweep deletes such records', async () => {
