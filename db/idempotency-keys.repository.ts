@@ -16,18 +16,23 @@ export const idempotencyKeepMs = 24 * 60 * 60 * 1000;
 
 /**
  * Claims the key for `record`'s run (an expired record of it is replaced); false when a live record holds
- * it. Waits for a concurrent claim or commit of the same key to end, as any unique insert does.
+ * it. Waits for a concurrent claim or commit of the same key to end, as any unique insert does. Its
+ * commit does not wait for the WAL's flush (synchronous_commit off for its transaction): the run it
+ * claims for is queued after it, and that run's commit, flushed, flushes the claim first (the WAL is
+ * flushed in order); only a crash of PostgreSQL in between can lose a claim, as a Redis claim could be.
  */
 export async function claimIdempotencyKey(db: Db, record: NewIdempotencyKey): Promise<boolean> {
-  const expiredBefore = new Date(record.created_at!.getTime() - idempotencyKeepMs);
-  const { principal_kind: _kind, principal_id: _id, key: _key, ...replacing } = record;
-  const claimed = await db
-    .insertInto('idempotency_keys')
-    .values(record)
-    .onConflict((oc) => oc.columns(['principal_kind', 'principal_id', 'key']).doUpdateSet(replacing).where('idempotency_keys.created_at', '<', expiredBefore))
-    .returning('run_id')
-    .executeTakeFirst();
-  return claimed !== undefined;
+  const createdAt = record.created_at ?? new Date();
+  const expiredBefore = new Date(createdAt.getTime() - idempotencyKeepMs);
+  const claimed = await sql<{ run_id: string }>`
+    insert into idempotency_keys (principal_kind, principal_id, key, run_id, convid, agent_name, fingerprint, created_at)
+    select ${record.principal_kind}, ${record.principal_id}::uuid, ${record.key}, ${record.run_id}::uuid, ${record.convid}::uuid, ${record.agent_name}, ${record.fingerprint}, ${createdAt}::timestamptz
+    where (select set_config('synchronous_commit', 'off', true)) is not null
+    on conflict (principal_kind, principal_id, key) do update
+      set run_id = excluded.run_id, convid = excluded.convid, agent_name = excluded.agent_name, fingerprint = excluded.fingerprint, created_at = excluded.created_at
+      where idempotency_keys.created_at < ${expiredBefore}
+    returning run_id`.execute(db);
+  return claimed.rows.length > 0;
 }
 
 /** The live record of the caller's key, if any. */
