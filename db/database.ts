@@ -17,6 +17,7 @@ import * as draftSecrets from './migrations/0011_draft_secrets.js';
 import * as callerLimits from './migrations/0012_caller_limits.js';
 import * as runListIndexes from './migrations/0013_run_list_indexes.js';
 import * as schedules from './migrations/0014_schedules.js';
+import * as idempotencyKeys from './migrations/0015_idempotency_keys.js';
 import * as runTimeline from './migrations/0016_run_timeline.js';
 import * as webhookDeliveryLog from './migrations/0017_webhook_delivery_log.js';
 import * as runListAgentResultIndex from './migrations/0018_run_list_agent_result_index.js';
@@ -40,6 +41,7 @@ const migrations: Record<string, Migration> = {
   '0012_caller_limits': callerLimits,
   '0013_run_list_indexes': runListIndexes,
   '0014_schedules': schedules,
+  '0015_idempotency_keys': idempotencyKeys,
   '0016_run_timeline': runTimeline,
   '0017_webhook_delivery_log': webhookDeliveryLog,
   '0018_run_list_agent_result_index': runListAgentResultIndex,

@@ -1,9 +1,9 @@
-import { sql } from 'kysely';
+import { sql, type QueryCreator } from 'kysely';
 import { historyLimit } from '../shared/history.js';
 import { executePrepared, lockTimeoutCondition, lockTimeoutOf, withLockTimeout, type Db } from './database.js';
 import { consecutiveStatesValues, conversationRow, conversationStateValues, type ConversationState, type NewConversation } from './conversations.repository.js';
 import { pauseRow, pauseValues, type NewPause } from './paused-asks.repository.js';
-import type { NewExecution } from './schema.js';
+import type { Database, NewExecution, NewIdempotencyKey } from './schema.js';
 
 /** What the first run of a new conversation leaves: the conversation, its pause if it asked, its execution record. */
 export interface FirstRun {
@@ -24,6 +24,12 @@ export interface FirstRun {
    * another process, flushes the child's first). Honoured for a run written alone without a pause.
    */
   flushLater?: boolean;
+  /**
+   * The record of the call's Idempotency-Key (a short run answered by the web process, DESIGN §4),
+   * written in the same statement: a live record of the key already there fails it whole with the
+   * key's unique violation (idempotency_keys_pkey), which the caller maps.
+   */
+  claim?: NewIdempotencyKey;
 }
 
 /**
@@ -39,7 +45,10 @@ export async function recordFirstRuns(db: Db, runs: readonly FirstRun[]): Promis
   const [only] = runs;
   if (runs.length === 1 && !only!.pause) return recordFirstRun(db, only!);
   if (!runs.some((run) => run.pause)) return recordFirstRunsTogether(db, runs);
-  const withConversations = db.with('conversation', (q) =>
+  const claims = runs.flatMap((run) => (run.claim ? [run.claim] : []));
+  // The claims first, when there are any (a CTE that writes runs whether or not it is read).
+  const start = claims.length === 0 ? db : (db.with('claim', (q) => q.insertInto('idempotency_keys').values(claims).returning('key')) as unknown as QueryCreator<Database>);
+  const withConversations = start.with('conversation', (q) =>
     q
       .insertInto('conversations')
       .values(runs.map((run) => ({ ...conversationRow(run.conversation, run.state), ...(run.fence ? { id: fencedId(run.conversation.id, run.fence) } : {}) })))
@@ -86,40 +95,56 @@ function placeholders(from: number, count: number): string[] {
   return Array.from({ length: count }, (_, i) => `$${from + i}`);
 }
 
+/** The columns of an Idempotency-Key's record, as a first run's statement writes it. */
+const claimColumns = ['principal_kind', 'principal_id', 'key', 'run_id', 'convid', 'agent_name', 'fingerprint', 'created_at'] as const;
+const claimTypes: Record<(typeof claimColumns)[number], string> = {
+  principal_kind: 'text',
+  principal_id: 'uuid',
+  key: 'text',
+  run_id: 'uuid',
+  convid: 'uuid',
+  agent_name: 'text',
+  fingerprint: 'text',
+  created_at: 'timestamptz',
+};
+
 /**
  * One first run that keeps no pause, as recordFirstRuns writes it, in a prepared statement
  * (executePrepared): most first runs end alone (one call at a time) or this way. Its parameters are the
- * conversation's columns, the record's, then the fence's agent name and version; the fenced statement
- * gives the conversation its id only while that version is the latest, as fencedId does.
+ * conversation's columns, the record's, the fence's agent name and version (when fenced), then the
+ * Idempotency-Key's record (when keyed); the fenced statement gives the conversation its id only while
+ * that version is the latest, as fencedId does.
  */
-const firstRunStatements = (() => {
+const firstRunStatement = (() => {
   const conversation = placeholders(1, conversationColumns.length);
   const execution = placeholders(conversationColumns.length + 1, executionColumns.length);
-  const fence = placeholders(conversationColumns.length + executionColumns.length + 1, 2);
   const insertExecution = `insert into executions (${executionColumns.join(', ')}) values (${execution.join(', ')})`;
   const insertConversation = (id: string) => `insert into conversations (${conversationColumns.join(', ')}) values (${[id, ...conversation.slice(1)].join(', ')}) returning id`;
   // Always true; evaluated once, it sets synchronous_commit off for the statement's transaction (FirstRun.flushLater).
   const flushLater = `(select set_config('synchronous_commit', 'off', true)) is not null`;
-  // The conversation's id: given only while the fence's version is the latest, when fenced.
-  const id = (fenced: boolean, late: boolean) => {
-    if (!fenced && !late) return conversation[0]!;
+  const made = new Map<string, { name: string; text: string }>();
+  return (fenced: boolean, late: boolean, keyed: boolean) => {
+    const name = `record-first-run${fenced ? '-fenced' : ''}${late ? '-flush-later' : ''}${keyed ? '-keyed' : ''}`;
+    let statement = made.get(name);
+    if (statement) return statement;
+    const fence = placeholders(conversationColumns.length + executionColumns.length + 1, 2);
+    const claim = placeholders(conversationColumns.length + executionColumns.length + (fenced ? 2 : 0) + 1, claimColumns.length);
+    // The conversation's id: given only while the fence's version is the latest, when fenced.
     const where = [...(fenced ? [`name = ${fence[0]} and latest_version = ${fence[1]}`] : []), ...(late ? [flushLater] : [])].join(' and ');
-    return `(select ${conversation[0]}::uuid${fenced ? ' from agents' : ''} where ${where})`;
-  };
-  const statement = (name: string, fenced: boolean, late: boolean) => ({ name, text: `with conversation as (${insertConversation(id(fenced, late))}) ${insertExecution}` });
-  return {
-    plain: statement('record-first-run', false, false),
-    fenced: statement('record-first-run-fenced', true, false),
-    plainFlushLater: statement('record-first-run-flush-later', false, true),
-    fencedFlushLater: statement('record-first-run-fenced-flush-later', true, true),
+    const id = !fenced && !late ? conversation[0]! : `(select ${conversation[0]}::uuid${fenced ? ' from agents' : ''} where ${where})`;
+    const claimCte = keyed ? `claim as (insert into idempotency_keys (${claimColumns.join(', ')}) values (${claim.join(', ')})), ` : '';
+    statement = { name, text: `with ${claimCte}conversation as (${insertConversation(id)}) ${insertExecution}` };
+    made.set(name, statement);
+    return statement;
   };
 })();
 
 async function recordFirstRun(db: Db, run: FirstRun): Promise<'committed' | 'stale'> {
   const { conversation, execution } = firstRunRows(run);
   const values = [...conversationColumns.map((column) => conversation[column]), ...executionColumns.map((column) => execution[column])];
-  const { name, text } = run.fence ? (run.flushLater ? firstRunStatements.fencedFlushLater : firstRunStatements.fenced) : run.flushLater ? firstRunStatements.plainFlushLater : firstRunStatements.plain;
+  const { name, text } = firstRunStatement(run.fence !== undefined, run.flushLater === true, run.claim !== undefined);
   if (run.fence) values.push(run.fence.agentName, run.fence.version);
+  if (run.claim) values.push(...claimColumns.map((column) => run.claim![column]));
   return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'conversations', 'id');
 }
 
@@ -177,29 +202,36 @@ const executionTypes: Record<(typeof executionColumns)[number], string> = {
  * without one), then the records' columns. A fenced run's conversation gets its id only while the
  * version is its agent's latest, as fencedId does.
  */
-const firstRunsTogetherStatement = (() => {
+const firstRunsTogetherStatements = (() => {
   const conversationArrays = conversationColumns.map((column, i) => `$${i + 1}::${conversationTypes[column]}[]`);
   const fence = [conversationColumns.length + 1, conversationColumns.length + 2];
   const executionArrays = executionColumns.map((column, i) => `$${conversationColumns.length + 3 + i}::${executionTypes[column]}[]`);
+  const claimArrays = claimColumns.map((column, i) => `$${conversationColumns.length + 3 + executionColumns.length + i}::${claimTypes[column]}[]`);
   const id = `case when r.fence_agent is null then r.id else (select r.id from agents a where a.name = r.fence_agent and a.latest_version = r.fence_version) end`;
   const rest = conversationColumns.slice(1).map((column) => `r.${column}`);
-  const text =
-    `with conversation as (insert into conversations (${conversationColumns.join(', ')}) ` +
+  const body =
+    `conversation as (insert into conversations (${conversationColumns.join(', ')}) ` +
     `select ${[id, ...rest].join(', ')} from unnest(${[...conversationArrays, `$${fence[0]}::text[]`, `$${fence[1]}::int[]`].join(', ')}) ` +
     `as r(${[...conversationColumns, 'fence_agent', 'fence_version'].join(', ')}) returning id) ` +
     `insert into executions (${executionColumns.join(', ')}) select * from unnest(${executionArrays.join(', ')})`;
-  return { name: 'record-first-runs-together', text };
+  // Keyed: the runs' Idempotency-Key records too, null for a run without one.
+  const claim =
+    `claim as (insert into idempotency_keys (${claimColumns.join(', ')}) ` +
+    `select * from unnest(${claimArrays.join(', ')}) as c(${claimColumns.join(', ')}) where c.key is not null), `;
+  return { plain: { name: 'record-first-runs-together', text: `with ${body}` }, keyed: { name: 'record-first-runs-together-keyed', text: `with ${claim}${body}` } };
 })();
 
 async function recordFirstRunsTogether(db: Db, runs: readonly FirstRun[]): Promise<'committed' | 'stale'> {
   const rows = runs.map(firstRunRows);
+  const keyed = runs.some((run) => run.claim);
   const values = [
     ...conversationColumns.map((column) => rows.map((row) => row.conversation[column])),
     runs.map((run) => run.fence?.agentName ?? null),
     runs.map((run) => run.fence?.version ?? null),
     ...executionColumns.map((column) => rows.map((row) => row.execution[column])),
+    ...(keyed ? claimColumns.map((column) => runs.map((run) => run.claim?.[column] ?? null)) : []),
   ];
-  const { name, text } = firstRunsTogetherStatement;
+  const { name, text } = keyed ? firstRunsTogetherStatements.keyed : firstRunsTogetherStatements.plain;
   return executeFenced({ execute: () => executePrepared(db, name, text, values) }, 'conversations', 'id');
 }
 

@@ -220,6 +220,7 @@ export interface Database {
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   schedules: SchedulesTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export interface WebhooksTable {
@@ -301,3 +302,18 @@ export type NewExecution = Insertable<ExecutionsTable>;
 export type Draft = Selectable<DraftsTable>;
 export type ScheduleRow = Selectable<SchedulesTable>;
 export type CallerLimitsRow = Selectable<CallerLimitsTable>;
+
+/** An Idempotency-Key's record (DESIGN §4): the run the caller's first call with the key started. */
+export interface IdempotencyKeysTable {
+  principal_kind: PrincipalKind;
+  principal_id: string;
+  key: string;
+  run_id: string;
+  convid: string;
+  agent_name: string;
+  /** Keyed digest of the request (the inputs may hold passwords, so never the request itself). */
+  fingerprint: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export type NewIdempotencyKey = Insertable<IdempotencyKeysTable>;

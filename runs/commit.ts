@@ -1,7 +1,7 @@
 import type { ExecutionResponse } from '../shared/api.js';
 import type { RunJobData } from '../shared/jobs.js';
 import { lockTimeoutOf, type Db } from '../db/database.js';
-import type { NewExecution } from '../db/schema.js';
+import type { NewExecution, NewIdempotencyKey } from '../db/schema.js';
 import { touchConversation, type ConversationState } from '../db/conversations.repository.js';
 import { insertExecution } from '../db/executions.repository.js';
 import type { ConversationRun } from '../db/run-commit.repository.js';
@@ -68,13 +68,16 @@ export async function commitFirstRun(
   changes: RunChanges | undefined,
   record: RunRecord,
   fence?: { agentName: string; version: number },
+  claim?: NewIdempotencyKey,
 ): Promise<RunEnding | RunAgain> {
   const conversation = { id: data.convid, ownerKind: data.caller.kind, ownerId: data.caller.id, plan: data.caller.plan, now: record.startedAt };
   const pause = changes?.pause.kind === 'save' ? changes.pause.pause : undefined;
-  const row = { conversation, state: changes?.state, pause, execution: executionRow(data, record), fence };
+  const row = { conversation, state: changes?.state, pause, execution: executionRow(data, record), fence, ...(claim ? { claim } : {}) };
   const written = await inChildSpan('commit', () => firstRuns.write(row)).catch((err: unknown) => {
     // One statement: the execution record already there (the caller was answered 503) fails it whole.
     if (isExecutionAlreadyRecorded(err)) throw new AbandonedRunError(data.runId);
+    // So does the record of its Idempotency-Key, written by another call with the key first.
+    if (isUniqueViolationOf(err, 'idempotency_keys_pkey')) throw new IdempotencyKeyTakenError();
     throw err;
   });
   return written === 'stale' ? versionMoved() : { kind: 'response', response: record.response };
@@ -105,11 +108,26 @@ export class AbandonedRunError extends Error {
   }
 }
 
+/**
+ * A short run's Idempotency-Key was recorded by another call with the key (a retry's run that lost the
+ * race, or one whose first call went to the queue): nothing of this run is kept, and its call joins that one.
+ */
+export class IdempotencyKeyTakenError extends Error {
+  override name = 'IdempotencyKeyTakenError';
+  constructor() {
+    super('another call with this Idempotency-Key was recorded first; nothing of this run is kept');
+  }
+}
+
 const uniqueViolation = '23505';
 
-function isExecutionAlreadyRecorded(err: unknown): boolean {
+function isUniqueViolationOf(err: unknown, constraint: string): boolean {
   const failure = err as { code?: string; constraint?: string };
-  return failure.code === uniqueViolation && failure.constraint === 'executions_pkey';
+  return failure.code === uniqueViolation && failure.constraint === constraint;
+}
+
+function isExecutionAlreadyRecorded(err: unknown): boolean {
+  return isUniqueViolationOf(err, 'executions_pkey');
 }
 
 function executionRow(data: RunJobData, record: RunRecord): NewExecution {

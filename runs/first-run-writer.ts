@@ -22,6 +22,8 @@ const maxGroup = 100;
  */
 export function createFirstRunWriter(db: Db, { flushLater = false }: { flushLater?: boolean } = {}): FirstRunWriter {
   if (flushLater) return { write: (run) => recordFirstRuns(db, [{ ...run, flushLater: true }]) };
-  const write = groupedWrites<FirstRun>({ alone: (run) => recordFirstRuns(db, [run]), together: (runs) => recordFirstRuns(db, runs), maxGroup });
+  // Two runs with one Idempotency-Key (a call and its retry) never share a statement: one would fail the other's group.
+  const key = (run: FirstRun) => (run.claim ? `${run.claim.principal_kind}:${run.claim.principal_id}:${run.claim.key}` : undefined);
+  const write = groupedWrites<FirstRun>({ alone: (run) => recordFirstRuns(db, [run]), together: (runs) => recordFirstRuns(db, runs), maxGroup, key });
   return { write };
 }

@@ -12,7 +12,7 @@ export interface GroupedWriteOptions<T> {
   /** Whether an item may share a statement at all (every one may, unless told). */
   fits?: (item: T) => boolean;
   /** Items with the same key never share a statement: the second of a batch is written alone. */
-  key?: (item: T) => string;
+  key?: (item: T) => string | undefined;
 }
 
 interface Pending<T> {

@@ -1,4 +1,5 @@
 import type { JsonObject } from '../shared/api.js';
+import type { NewIdempotencyKey } from '../db/schema.js';
 import type { RunJobData } from '../shared/jobs.js';
 import type { RunEnding } from './run-endings.js';
 
@@ -10,9 +11,10 @@ import type { RunEnding } from './run-endings.js';
 export interface InlineRuns {
   /**
    * The call's result, or 'queue': run it through the queue instead (nothing of it was kept or sent).
-   * With `mayCommit`, awaited before the run's commit (a run has no effect outside until then):
-   * 'withdrawn' when it answered false, nothing of the run kept.
+   * With `claim`, the record of the call's Idempotency-Key, written by the run's commit (a run has no
+   * effect outside until then): 'withdrawn' when another call with the key was recorded first,
+   * nothing of the run kept.
    */
-  run(data: RunJobData, inputs: JsonObject, mayCommit?: PromiseLike<boolean>): Promise<RunEnding | 'queue' | 'withdrawn'>;
+  run(data: RunJobData, inputs: JsonObject, claim?: NewIdempotencyKey): Promise<RunEnding | 'queue' | 'withdrawn'>;
   close(): Promise<void>;
 }

@@ -69,10 +69,6 @@ export function conversationStreamKey(prefix: string, principal: Pick<Principal,
   return `${prefix}:stream:${callerName(principal)}:${convid}`;
 }
 
-/** The run an Idempotency-Key started, kept 24 h. */
-export function idempotencyRecordKey(prefix: string, principal: Pick<Principal, 'kind' | 'id'>, key: string): string {
-  return `${prefix}:idempotency:${callerName(principal)}:${key}`;
-}
 
 /** Sorted set of the calls waiting for or holding a conversation, in arrival order; and its ticket counter. */
 export function conversationTurnsKey(prefix: string, convid: string): string {

@@ -88,10 +88,10 @@ export async function startInlineRuns(
   const short: ShortRunDeps = { runDeps, admission, logger, runMetrics };
 
   return {
-    async run(data, inputs, mayCommit) {
+    async run(data, inputs, claim) {
       // A web process that falls behind leaves its costly agents to the workers: its loop serves every call's HTTP.
       if (intakePaused) return 'queue';
-      return runShort(short, data, inputs, { late: lag.lateMs() > maxLateMs, mayCommit, paused: () => intakePaused });
+      return runShort(short, data, inputs, { late: lag.lateMs() > maxLateMs, claim, paused: () => intakePaused });
     },
     async close() {
       lag.stop();

@@ -12,7 +12,9 @@ import { cancelRuns } from './cancel.service.js';
 import type { WebDeps } from '../deps.js';
 import { isFindable, registerRun, unregisterRun, type ActiveRun } from './active-runs.js';
 import type { ExecAgentBody } from './exec.schemas.js';
-import { claimIdempotencyKey, fingerprintRequest, markIdempotentRunQueued, readIdempotencyClaim, releaseIdempotencyKey, type IdempotentRun } from './idempotency.js';
+import { claimIdempotencyKey, findIdempotencyKey, releaseIdempotencyKey } from '../../db/idempotency-keys.repository.js';
+import type { NewIdempotencyKey } from '../../db/schema.js';
+import { differentRequestError, fingerprintRequest } from './idempotency.js';
 import { recoverLostAnswer, watchForLostAnswer } from './lost-runs.js';
 import { admitRun, admitShortRun, releaseRun } from './run-admission.js';
 
@@ -97,44 +99,30 @@ function newRunIds(deps: WebDeps, call: ExecCall): { convid: string; runId: stri
 }
 
 /**
- * A call with an Idempotency-Key: the run takes the same path as any other call, a short run answered
- * here included, under ids promised by the key's claim, so a retry finds its record; a retry joins
- * the run that holds the key. The key is claimed while a short run runs (one Redis command that would
- * otherwise be the one round trip of a short call): nothing of a short run leaves this process before
- * its commit, and the commit waits for the claim; a run whose key turned out to be another's keeps
- * nothing, and the call joins that other run.
+ * A call with an Idempotency-Key (DESIGN §4): the run takes the same path as any other call, a short
+ * run answered here included, under the ids its key's record will name. A short run has no effect
+ * outside its commit, so its key's record is written by that commit (no round trip of its own); when
+ * another call with the key was recorded first, the run keeps nothing and the call joins that one. A
+ * run going to the queue claims its key first, and a call that finds it claimed joins the run that holds it.
  */
 async function executeKeyedCall(deps: WebDeps, call: ExecCall, key: string): Promise<ExecutionResponse> {
   const { convid, runId } = newRunIds(deps, call);
-  const claiming = claimKey(deps, call, key, { runId, convid, inline: mayRunInline(deps, call) });
-  const ours = claiming.then(
-    (claimed) => 'claim' in claimed,
-    () => false,
-  );
-  const release = () => releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
-  let attempt: ShortRunAttempt;
-  try {
-    attempt = await tryShortRun(deps, call, runId, { runId, convid }, ours);
-  } catch (err) {
-    const claimed = await claiming;
-    if ('joined' in claimed) return awaitJoinedRun(deps, claimed.joined);
-    // A refusal keeps nothing of the run: a retry may run it. Anything else may have kept it.
-    if (err instanceof AppError) await release();
-    throw err;
-  }
-  const claimed = await claiming;
+  const record = keyRecord(deps, call, key, { runId, convid });
+  // A refusal keeps nothing, and no record of the key was written: a retry may run it.
+  const attempt = await tryShortRun(deps, call, runId, { runId, convid }, record);
+  if ('response' in attempt) return attempt.response;
+  // To the queue, or withdrawn (the key was another call's): the key is claimed, or found held.
+  const priority = 'priority' in attempt ? attempt.priority : undefined;
+  const claimed = await claimKey(deps, call, key, record);
   if ('joined' in claimed) {
-    if ('priority' in attempt && attempt.priority !== undefined) releaseRun(deps, call.caller, runId);
+    if (priority !== undefined) releaseRun(deps, call.caller, runId);
     return awaitJoinedRun(deps, claimed.joined);
   }
-  if ('response' in attempt) return attempt.response;
-  if ('withdrawn' in attempt) throw new Error('a short run was withdrawn although its key was claimed');
   let run: LaunchedRun;
   try {
-    if (claimed.claim.inlineSince !== undefined) await markIdempotentRunQueued(deps.redis, deps.config.queuePrefix, call.caller, key, claimed.claim);
-    run = await enqueueRun(deps, call, runId, attempt.priority ?? (await admit(deps, call, runId)), { kind: 'log' }, convid);
+    run = await enqueueRun(deps, call, runId, priority ?? (await admit(deps, call, runId)), { kind: 'log' }, convid);
   } catch (err) {
-    await release();
+    await releaseIdempotencyKey(deps.db, call.caller, key, runId).catch(() => undefined);
     throw err;
   }
   return awaitJoinedRun(deps, run);
@@ -149,7 +137,8 @@ async function awaitJoinedRun(deps: WebDeps, run: LaunchedRun): Promise<Executio
 }
 
 /**
- * A short run's outcome: its response; `withdrawn` when its `mayCommit` said no (nothing kept); or
+ * A short run's outcome: its response; `withdrawn` when its Idempotency-Key was recorded by another
+ * call first (nothing kept); or
  * the priority its run was admitted at for the queue (undefined: not admitted yet).
  */
 type ShortRunAttempt = { response: ExecutionResponse } | { withdrawn: true } | { priority: number | undefined };
@@ -157,17 +146,17 @@ type ShortRunAttempt = { response: ExecutionResponse } | { withdrawn: true } | {
 /**
  * Tries the call as a short run answered by this process (a new conversation's call, not a draft or a
  * background run), admitted as runAdmission.ts says. `ids`: the run's ids when they are already
- * promised (an Idempotency-Key's claim); otherwise the inline run has ids of its own, and the place it
- * took is the call's whatever they are. `mayCommit`: awaited before the run's commit.
+ * promised (an Idempotency-Key's record); otherwise the inline run has ids of its own, and the place it
+ * took is the call's whatever they are. `claim`: the key's record, written by the run's commit.
  */
-async function tryShortRun(deps: WebDeps, call: ExecCall, runId: string, ids?: { runId: string; convid: string }, mayCommit?: Promise<boolean>): Promise<ShortRunAttempt> {
+async function tryShortRun(deps: WebDeps, call: ExecCall, runId: string, ids?: { runId: string; convid: string }, claim?: NewIdempotencyKey): Promise<ShortRunAttempt> {
   if (!mayRunInline(deps, call)) return { priority: undefined };
   // Admitted without Redis when nothing needs counting there (run-admission.ts admitShortRun).
   const priority = (await admitShortRun(deps, call.caller)) ? undefined : await admit(deps, call, runId);
   const data = runJobData(call, ids?.runId ?? randomUUID(), ids?.convid ?? randomUUID(), { kind: 'inbox', channel: deps.runEvents.inboxChannel }, { turn: null });
   let result: Awaited<ReturnType<typeof deps.inlineRuns.run>>;
   try {
-    result = await deps.inlineRuns.run(data, call.body.inputs ?? {}, mayCommit);
+    result = await deps.inlineRuns.run(data, call.body.inputs ?? {}, claim);
   } catch (err) {
     if (priority !== undefined) releaseRun(deps, call.caller, runId);
     throw err;
@@ -219,67 +208,46 @@ export async function launchLoggedRun(deps: WebDeps, call: ExecCall, beforeQueue
     await ready;
     return enqueueRun(deps, call, runId, priority, { kind: 'log' }, convid);
   }
-  const claimed = await claimKey(deps, call, key, { runId, convid, inline: false });
+  const claimed = await claimKey(deps, call, key, keyRecord(deps, call, key, { runId, convid }));
   if ('joined' in claimed) return claimed.joined;
   try {
     return await enqueueRun(deps, call, runId, await admit(deps, call, runId), { kind: 'log' }, convid);
   } catch (err) {
-    await releaseIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key).catch(() => undefined);
+    await releaseIdempotencyKey(deps.db, call.caller, key, runId).catch(() => undefined);
     throw err;
   }
 }
 
-/**
- * Claims the call's Idempotency-Key for a new run of these ids, or joins the run that holds
- * it: with its stored response when it has ended. `inline`: the run will first be tried as a short run
- * of this process, which a retry meanwhile waits for by its record (awaitShortRunRecord).
- */
-async function claimKey(
-  deps: WebDeps,
-  call: ExecCall,
-  key: string,
-  { runId, convid, inline }: { runId: string; convid: string; inline: boolean },
-): Promise<{ claim: IdempotentRun } | { joined: LaunchedRun }> {
+/** The record of the call's Idempotency-Key for a run of these ids. */
+function keyRecord(deps: WebDeps, call: ExecCall, key: string, { runId, convid }: { runId: string; convid: string }): NewIdempotencyKey {
   const { stream: _stream, ...request } = call.body;
-  const claim: IdempotentRun = { runId, convid, agentName: call.body.agentName, fingerprint: fingerprintRequest(deps.secrets.secretsKey, request) };
-  if (inline) claim.inlineSince = Date.now();
-  for (;;) {
-    const earlier = await claimIdempotencyKey(deps.redis, deps.config.queuePrefix, call.caller, key, claim);
-    if (!earlier) return { claim };
-    const identity: RunIdentity = { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, caller: call.caller, requestId: call.requestId };
-    const storedResponse = earlier.inlineSince !== undefined ? await awaitShortRunRecord(deps, call, key, earlier, identity) : await findExecutionResponse(deps.db, earlier.runId);
-    // The short run was refused and its key given back: this call claims it again.
-    if (storedResponse === 'released') continue;
-    return { joined: { runId: earlier.runId, convid: earlier.convid, agentName: earlier.agentName, joined: true, identity, storedResponse, finished: () => undefined } };
-  }
+  return {
+    principal_kind: call.caller.kind,
+    principal_id: call.caller.id,
+    key,
+    run_id: runId,
+    convid,
+    agent_name: call.body.agentName,
+    fingerprint: fingerprintRequest(deps.secrets.secretsKey, request),
+    created_at: new Date(),
+  };
 }
 
-const shortRunPollMs = 20;
-
 /**
- * A retry of a call whose run is being tried as a short run by the web process that claimed the key:
- * such a run publishes nothing, and is over within one entry into its sandbox and its commit. Its
- * stored response, undefined once the run went to the queue (its events are logged from then on), or
- * 'released' when it was refused (nothing kept) and its key given back.
- * A claim that stays a short run for longer than any run may last lost its web process: the run is
- * given up as any lost run is (lost-runs.ts).
+ * Claims the call's Idempotency-Key for `record`'s run (one going to the queue), or joins the run that
+ * holds it: with its stored response when it has ended (a short run's record is written with its
+ * response). A key used for a different request is refused.
  */
-async function awaitShortRunRecord(
-  deps: WebDeps,
-  call: ExecCall,
-  key: string,
-  claim: IdempotentRun,
-  run: RunIdentity,
-): Promise<ExecutionResponse | 'released' | undefined> {
-  const giveUpAt = claim.inlineSince! + runWaitLimitMs(deps);
+async function claimKey(deps: WebDeps, call: ExecCall, key: string, record: NewIdempotencyKey): Promise<{ claimed: true } | { joined: LaunchedRun }> {
   for (;;) {
-    const stored = await findExecutionResponse(deps.db, claim.runId);
-    if (stored) return stored;
-    const now = await readIdempotencyClaim(deps.redis, deps.config.queuePrefix, call.caller, key);
-    if (now === undefined) return (await findExecutionResponse(deps.db, claim.runId)) ?? 'released';
-    if (now.runId !== claim.runId || now.inlineSince === undefined) return findExecutionResponse(deps.db, claim.runId);
-    if (Date.now() > giveUpAt) return recoverLostAnswer(deps, run);
-    await new Promise((resolve) => setTimeout(resolve, shortRunPollMs));
+    if (await claimIdempotencyKey(deps.db, { ...record, created_at: new Date() })) return { claimed: true };
+    const earlier = await findIdempotencyKey(deps.db, call.caller, key, new Date());
+    // Released (its run could not be queued) or expired since: claimed again.
+    if (!earlier) continue;
+    if (earlier.fingerprint !== record.fingerprint) throw differentRequestError();
+    const identity: RunIdentity = { runId: earlier.run_id, convid: earlier.convid, agentName: earlier.agent_name, caller: call.caller, requestId: call.requestId };
+    const storedResponse = await findExecutionResponse(deps.db, earlier.run_id);
+    return { joined: { runId: earlier.run_id, convid: earlier.convid, agentName: earlier.agent_name, joined: true, identity, storedResponse, finished: () => undefined } };
   }
 }
 

@@ -16,7 +16,7 @@ describe('first run writer', () => {
   });
   after(() => db.destroy());
 
-  const firstRun = (options: { runId?: string; asks?: boolean; fence?: FirstRun['fence']; now?: Date } = {}): FirstRun => {
+  const firstRun = (options: { runId?: string; asks?: boolean; fence?: FirstRun['fence']; now?: Date; key?: { principalId: string; key: string } } = {}): FirstRun => {
     const convid = randomUUID();
     const runId = options.runId ?? randomUUID();
     const now = options.now ?? new Date();
@@ -44,6 +44,20 @@ describe('first run writer', () => {
         duration_ms: 0,
       },
       ...(options.fence ? { fence: options.fence } : {}),
+      ...(options.key
+        ? {
+            claim: {
+              principal_kind: 'serviceAccount' as const,
+              principal_id: options.key.principalId,
+              key: options.key.key,
+              run_id: runId,
+              convid,
+              agent_name: 'writer',
+              fingerprint: 'f',
+              created_at: now,
+            },
+          }
+        : {}),
     };
   };
 
@@ -60,6 +74,33 @@ describe('first run writer', () => {
     const runs = [firstRun(), firstRun({ asks: true }), firstRun(), firstRun({ asks: true })];
     await Promise.all(runs.map((run) => writer.write(run)));
     assert.deepEqual(await kept(runs), { conversations: 4, executions: 4, pauses: 2 });
+  });
+
+  it('writes a run\'s Idempotency-Key record with it, alone or grouped, with or without a pause; a second run with the key fails alone and keeps nothing', async () => {
+    const writer = createFirstRunWriter(db);
+    const principalId = randomUUID();
+    const key = (name: string) => ({ principalId, key: name });
+    const alone = firstRun({ key: key('alone') });
+    await writer.write(alone);
+    const group = [firstRun({ key: key('a') }), firstRun(), firstRun({ key: key('b') })];
+    const withPauses = [firstRun({ key: key('c'), asks: true }), firstRun({ asks: true })];
+    // The same key twice in one turn, and a key recorded before: each second run fails alone.
+    const clashes = [firstRun({ key: key('a') }), firstRun({ key: key('alone'), asks: true })];
+    const runs = [...group, ...withPauses, ...clashes];
+    const outcomes = await Promise.allSettled(runs.map((run) => writer.write(run)));
+    const keptRuns = runs.filter((_, i) => outcomes[i]!.status === 'fulfilled');
+    const failed = runs.filter((_, i) => outcomes[i]!.status === 'rejected');
+    // Of the two runs with key 'a' in one turn either may come first; the one recorded before stays.
+    assert.deepEqual(failed.map((run) => run.claim?.key).sort(), ['a', 'alone']);
+    for (const outcome of outcomes) if (outcome.status === 'rejected') assert.equal((outcome.reason as { constraint?: string }).constraint, 'idempotency_keys_pkey');
+    assert.deepEqual(await kept([alone, ...keptRuns]), { conversations: 6, executions: 6, pauses: 2 });
+    assert.deepEqual(await kept(failed), { conversations: 0, executions: 0, pauses: 0 });
+    const records = await db.selectFrom('idempotency_keys').select(['key', 'run_id']).where('principal_id', '=', principalId).orderBy('key').execute();
+    const runWith = (name: string) => [alone, ...keptRuns].find((run) => run.claim?.key === name)!.execution.id;
+    assert.deepEqual(
+      records,
+      ['a', 'alone', 'b', 'c'].map((name) => ({ key: name, run_id: runWith(name) })),
+    );
   });
 
   it('gives each run of a failed group its own outcome: the one whose record exists fails alone, and keeps nothing', async () => {

@@ -1,17 +1,25 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
+import { sweepExpired } from '../../workers/maintenance/retention-sweep.js';
 import { post } from '../helpers/api.js';
 import { createAccount, publishAgent, uniqueAgentName } from '../helpers/fixtures.js';
 import { openStream } from '../helpers/sse.js';
 import { startStack, type Stack } from '../helpers/stack.js';
+import { waitFor } from '../helpers/wait.js';
 
 describe('Idempotency-Key', () => {
   let stack: Stack;
   let account: { key: string; id: string };
   const roller = uniqueAgentName('roller');
+  // Short: answered by the web process, its key's record written by its commit.
+  const greeter = uniqueAgentName('greeter');
+  const asker = uniqueAgentName('asker');
 
   before(async () => {
     stack = await startStack();
     account = await createAccount(stack.runtime.db);
+    await publishAgent(stack.runtime.db, greeter, `export default (sys) => { sys.say('hello ' + Math.random()); }`);
+    await publishAgent(stack.runtime.db, asker, `export default async (sys) => { const a = await sys.ask({ message: 'name? ' + Math.random(), inputs: [{ name: 'who', type: 'str' }] }); sys.say('hi ' + a.who); }`);
     await publishAgent(stack.runtime.db, roller, `export default async (sys) => { sys.say('rolled ' + Math.random()); await sys.sleep(300); sys.say('done'); }`);
   });
   after(() => stack.close());
@@ -19,10 +27,20 @@ describe('Idempotency-Key', () => {
   const call = (key: string, idempotencyKey: string, body: Record<string, unknown> = {}) =>
     post(stack.url, '/api/exec/execAgent', { agentName: roller, ...body }, { key, headers: { 'Idempotency-Key': idempotencyKey } });
 
-  async function runsOf(accountId: string): Promise<number> {
-    const rows = await stack.runtime.db.selectFrom('executions').select('id').where('principal_id', '=', accountId).where('agent_name', '=', roller).execute();
+  async function runsOf(accountId: string, agentName = roller): Promise<number> {
+    const rows = await stack.runtime.db.selectFrom('executions').select('id').where('principal_id', '=', accountId).where('agent_name', '=', agentName).execute();
     return rows.length;
   }
+
+  const recordsOf = async (accountId: string, keys: string[]) =>
+    (await stack.runtime.db.selectFrom('idempotency_keys').select('key').where('principal_id', '=', accountId).where('key', 'in', keys).execute()).length;
+
+  /** Runs of `agentName` answered by the web process (its short runs), from the log. */
+  const shortRunsOf = (agentName: string) =>
+    stack.logLines.filter((line) => {
+      const entry = JSON.parse(line) as { msg?: string; agentName?: string; inline?: boolean };
+      return entry.msg === 'run ended' && entry.agentName === agentName && entry.inline === true;
+    }).length;
 
   it('runs once for concurrent and later retries, each getting the first call’s response', async () => {
     const before = await runsOf(account.id);
@@ -32,6 +50,52 @@ describe('Idempotency-Key', () => {
     assert.deepEqual(b.body, a.body);
     assert.deepEqual(c.body, a.body);
     assert.equal((await runsOf(account.id)) - before, 1, 'one run');
+  });
+
+  it('runs a short call once when its retries race it, even in one burst with other keys’ calls', async () => {
+    const other = await createAccount(stack.runtime.db);
+    const keys = Array.from({ length: 10 }, (_, i) => `burst-${i}`);
+    const callsPerKey = 4;
+    const answers = await Promise.all(keys.flatMap((key) => Array.from({ length: callsPerKey }, () => call(other.key, key, { agentName: greeter }))));
+    for (let k = 0; k < keys.length; k++) {
+      const sameKey = answers.slice(k * callsPerKey, (k + 1) * callsPerKey);
+      assert.equal(sameKey[0]!.body.resultCode, 'success');
+      for (const answer of sameKey) assert.deepEqual(answer.body, sameKey[0]!.body, `every call with ${keys[k]} gets the one run's answer`);
+    }
+    assert.equal(new Set(answers.map((answer) => answer.body.convid)).size, keys.length, 'one conversation a key');
+    assert.equal(await runsOf(other.id, greeter), keys.length, 'one run a key');
+    assert.equal(await recordsOf(other.id, keys), keys.length, 'one record a key');
+    // (The log is written asynchronously.)
+    await waitFor(() => shortRunsOf(greeter) >= 1, 5000, 'a run answered by the web process');
+  });
+
+  it('runs a short call that ends in an ask once, its retries getting the ask', async () => {
+    const other = await createAccount(stack.runtime.db);
+    const [first, concurrent] = await Promise.all([call(other.key, 'ask-1', { agentName: asker }), call(other.key, 'ask-1', { agentName: asker })]);
+    const later = await call(other.key, 'ask-1', { agentName: asker });
+    assert.equal(first.body.resultCode, 'ask');
+    assert.deepEqual(concurrent.body, first.body);
+    assert.deepEqual(later.body, first.body);
+    assert.equal(await runsOf(other.id, asker), 1, 'one run');
+    const answered = await post(stack.url, '/api/exec/execAgent', { agentName: asker, convid: first.body.convid, inputs: { who: 'Ada' } }, { key: other.key });
+    assert.deepEqual(answered.body.output, [{ type: 'text', text: 'hi Ada' }], 'its pause was kept');
+  });
+
+  it('starts a new run for a key whose record is older than 24 h, and the sweep deletes such records', async () => {
+    const other = await createAccount(stack.runtime.db);
+    const age = (interval: string) => stack.runtime.db.updateTable('idempotency_keys').set({ created_at: sql`now() - ${interval}::interval` } as never).where('principal_id', '=', other.id).execute();
+    const first = await call(other.key, 'aged', { agentName: greeter });
+    await age('23 hours');
+    assert.deepEqual((await call(other.key, 'aged', { agentName: greeter })).body, first.body, 'kept for 24 h');
+    await age('25 hours');
+    const later = await call(other.key, 'aged', { agentName: greeter });
+    assert.equal(later.body.resultCode, 'success');
+    assert.notEqual(later.body.convid, first.body.convid, 'a new run');
+    assert.equal(await runsOf(other.id, greeter), 2);
+    await age('25 hours');
+    const swept = await sweepExpired(stack.runtime);
+    assert.ok(swept.idempotencyKeys >= 1);
+    assert.equal(await recordsOf(other.id, ['aged']), 0);
   });
 
   it('lets a streamed retry join the running call’s stream', async () => {

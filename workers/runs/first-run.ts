@@ -1,6 +1,7 @@
 import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { commitFirstRun } from '../../runs/commit.js';
+import type { NewIdempotencyKey } from '../../db/schema.js';
 import { agentNotFound, isRunAgain, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import { runOnGuessedVersion } from './version-guess.js';
 import { leftByRun } from './kept-changes.js';
@@ -74,8 +75,19 @@ async function runOnGuess(
   }
 }
 
-/** Records what the run left (fenced on the version it guessed, when it did not read it). */
-export async function commitRan(deps: RunDeps, data: RunJobData, start: RunStart, ran: AgentRun, startedAt: Date, fence?: { agentName: string; version: number }): Promise<RunEnding | RunAgain> {
+/**
+ * Records what the run left (fenced on the version it guessed, when it did not read it), and the record
+ * of its call's Idempotency-Key when given (a short run of the web process).
+ */
+export async function commitRan(
+  deps: RunDeps,
+  data: RunJobData,
+  start: RunStart,
+  ran: AgentRun,
+  startedAt: Date,
+  fence?: { agentName: string; version: number },
+  claim?: NewIdempotencyKey,
+): Promise<RunEnding | RunAgain> {
   const { changes, record } = await leftByRun(deps, data, undefined, start, ran, startedAt);
-  return commitFirstRun(deps.firstRuns, data, changes, record, fence);
+  return commitFirstRun(deps.firstRuns, data, changes, record, fence, claim);
 }

@@ -2,6 +2,8 @@ import type { JsonObject } from '../../shared/api.js';
 import type { RunJobData } from '../../shared/jobs.js';
 import { agentNotFound, versionMoved, type RunAgain, type RunEnding } from '../../runs/run-endings.js';
 import type { InlineDecline, InlineEntry } from '../sandbox/sandbox.types.js';
+import { IdempotencyKeyTakenError } from '../../runs/commit.js';
+import type { NewIdempotencyKey } from '../../db/schema.js';
 import { commitRan } from './first-run.js';
 import { runAgentInline } from './run-agent.js';
 import type { RunDeps, RunEventSink } from './run-deps.js';
@@ -10,7 +12,8 @@ import { runOnGuessedVersion } from './version-guess.js';
 
 /**
  * Why a run was not answered inline: as InlineDecline, or it waited on an async sys call ('waits');
- * or `withdrawn`: it ran, but its `mayCommit` said no, so nothing of it was kept.
+ * or `withdrawn`: it ran, but its `mayCommit` said no, or its Idempotency-Key was recorded by another
+ * call first, so nothing of it was kept.
  */
 export type NotInline = { queue: InlineDecline | 'waits' } | { withdrawn: true };
 
@@ -25,10 +28,18 @@ const noSink: RunEventSink = { part: () => undefined, delta: () => undefined, tr
  * then (version-guess.ts). NotInline when it is not such a run after all; nothing of it was kept or sent then: an async
  * sys call stops it before the call acts. `mayCommit`, when given, is awaited before the commit: a run
  * has no effect outside until then, so its caller may run it while it still learns whether the run
- * is its to keep (an Idempotency-Key being claimed).
+ * is its to keep (a child run's place being taken). `claim`: the record of the call's Idempotency-Key,
+ * written by the commit (DESIGN §4); when another call with the key was recorded first, nothing of the
+ * run is kept: `withdrawn`.
  */
-export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: InlineEntry, mayCommit?: PromiseLike<boolean>): Promise<RunEnding | NotInline> {
-  return runOnGuessedVersion(deps, data, (version) => runOnVersion(deps, data, inputs, entry, version, mayCommit));
+export async function runInline(deps: RunDeps, data: RunJobData, inputs: JsonObject, entry: InlineEntry, { mayCommit, claim }: InlineCommit = {}): Promise<RunEnding | NotInline> {
+  return runOnGuessedVersion(deps, data, (version) => runOnVersion(deps, data, inputs, entry, version, { mayCommit, claim }));
+}
+
+/** What an inline run's commit waits for, and writes besides the run (runInline). */
+export interface InlineCommit {
+  mayCommit?: PromiseLike<boolean> | undefined;
+  claim?: NewIdempotencyKey | undefined;
 }
 
 /** Runs `version` (or the latest, read now); RunAgain `versionMoved` when that version is no longer the latest. */
@@ -38,7 +49,7 @@ async function runOnVersion(
   inputs: JsonObject,
   entry: InlineEntry,
   version: number | undefined,
-  mayCommit: PromiseLike<boolean> | undefined,
+  { mayCommit, claim }: InlineCommit,
 ): Promise<RunEnding | NotInline | RunAgain> {
   const startedAt = deps.clock.now();
   const start = await freshStart(deps, deps.db, data, undefined, inputs, version);
@@ -59,5 +70,8 @@ async function runOnVersion(
   if (waits) return { queue: 'waits' };
   if (mayCommit && !(await mayCommit)) return { withdrawn: true };
   const fence = version === undefined ? undefined : { agentName: data.agentName, version };
-  return commitRan(deps, data, start, ran, startedAt, fence);
+  return commitRan(deps, data, start, ran, startedAt, fence, claim).catch((err: unknown) => {
+    if (err instanceof IdempotencyKeyTakenError) return { withdrawn: true as const };
+    throw err;
+  });
 }

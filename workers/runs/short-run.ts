@@ -6,7 +6,7 @@ import { databaseUnavailable, type RunEnding } from '../../runs/run-endings.js';
 import type { RunMetricsRecorder } from '../../runs/run-metrics.js';
 import { recordRunEnd, traceRun } from '../tracing/run-span.js';
 import type { InlineAdmission } from './inline-admission.js';
-import { runInline } from './inline-run.js';
+import { runInline, type InlineCommit } from './inline-run.js';
 import type { RunDeps } from './run-deps.js';
 
 export interface ShortRunDeps {
@@ -20,14 +20,15 @@ export interface ShortRunDeps {
  * One run tried as a short run where it was asked for, with no queue, job or event between (inline-run.ts):
  * a web process's new conversation (workers/inline-runs.ts), or a worker's child of sys.call
  * (child-runs.ts). Its result; 'queue' when it was not admitted or was not short after all (nothing
- * of it kept or sent: queue it); 'withdrawn' when `mayCommit` said no (nothing kept). `late`: the
+ * of it kept or sent: queue it); 'withdrawn' when `mayCommit` said no or its Idempotency-Key's record
+ * (`claim`) was another call's (nothing kept). `late`: the
  * process's event loop runs late (inline-admission.ts); `paused`: the process takes no run now.
  */
 export async function runShort(
   deps: ShortRunDeps,
   data: RunJobData,
   inputs: JsonObject,
-  { late, mayCommit, paused = () => false }: { late: boolean; mayCommit?: PromiseLike<boolean> | undefined; paused?: () => boolean },
+  { late, mayCommit, claim, paused = () => false }: { late: boolean; paused?: () => boolean } & InlineCommit,
 ): Promise<RunEnding | 'queue' | 'withdrawn'> {
   const { admission } = deps;
   if (!admission.admits(data.agentName, late)) return 'queue';
@@ -39,7 +40,7 @@ export async function runShort(
     stillTried: () => !paused() && admission.admits(data.agentName, false),
   };
   const result = await traceRun(data, async () => {
-    const ran = await runInline(deps.runDeps, data, inputs, entry, mayCommit).catch((err: unknown) => {
+    const ran = await runInline(deps.runDeps, data, inputs, entry, { mayCommit, claim }).catch((err: unknown) => {
       // As a worker's run then: nothing was committed, and the caller is told 503.
       if (isUnavailableError(err)) return databaseUnavailable();
       throw err;
