@@ -7,6 +7,7 @@ import { isDestinationAllowed, parseIp, type AllowRule } from './destination-gua
 import { fetchAgent } from './fetch-agents.js';
 import { readBodyStream, type FetchBodyStream } from './fetch-body-stream.js';
 import { withTraceparent } from '../tracing/traceparent-header.js';
+import { onFetchAbort, type FetchAbort } from './fetch-abort.js';
 
 /** Largest response body sys.fetch reads. */
 export const maxResponseBytes = 5 * 1024 * 1024;
@@ -30,7 +31,7 @@ export interface FetchOptions {
   /** null: no timer of its own (the run's deadline ends it). */
   timeoutMs: number | null;
   /** Aborted when the run ends. */
-  signal: AbortSignal;
+  abort: FetchAbort;
   /** The keep-alive pool the request may use: the run's caller and rules (fetch-agents.ts). */
   pool: string;
   /** The setting `allow` comes from, named in a refusal (default AGENT_HTTP_ALLOW). */
@@ -64,7 +65,7 @@ export function httpFetch(request: FetchRequest, options: FetchOptions): Promise
 
 /**
  * sys.fetch with `stream: true`: settles at the response's headers. `options.timeoutMs` bounds the
- * wait for them and then each read's wait for the next chunk; the run's end (`options.signal`) closes
+ * wait for them and then each read's wait for the next chunk; the run's end (`options.abort`) closes
  * the connection whenever it comes.
  */
 export function httpFetchStream(request: FetchRequest, options: FetchOptions): Promise<FetchStreamResult> {
@@ -72,7 +73,7 @@ export function httpFetchStream(request: FetchRequest, options: FetchOptions): P
     done({
       status: res.statusCode ?? 0,
       headers: joinHeaders(res.rawHeaders),
-      body: readBodyStream(req, res, { timeoutMs: options.timeoutMs, signal: options.signal, maxBytes: maxResponseBytes }),
+      body: readBodyStream(req, res, { timeoutMs: options.timeoutMs, abort: options.abort, maxBytes: maxResponseBytes }),
     });
   });
 }
@@ -107,7 +108,7 @@ export function fetchFailure(request: FetchRequest, reason: string): FetchFailur
 
 // async: what node:http throws at once (an invalid header value) becomes this fetch's failure.
 async function sendRequest<T>(url: URL, request: FetchRequest, options: FetchOptions, readResponse: ResponseReader<T>): Promise<T> {
-  if (options.signal.aborted) throw new Error('the run ended');
+  if (options.abort.aborted) throw new Error('the run ended');
   const { hostname, port } = hostAndPort(url);
   refuseIpLiteral(options.allow, hostname, port, options.allowSetting);
   const transport = url.protocol === 'https:' ? https : http;
@@ -161,13 +162,12 @@ function awaitResponse<T>(req: http.ClientRequest, options: FetchOptions, readRe
 
 /** Fails the request on its timeout or when the run ends; returns the function that stops watching. */
 function watchRequest(options: FetchOptions, fail: (err: Error) => void): () => void {
-  const onAbort = () => fail(new Error('the run ended'));
-  options.signal.addEventListener('abort', onAbort, { once: true });
+  const stopListening = onFetchAbort(options.abort, () => fail(new Error('the run ended')));
   const timeoutMs = options.timeoutMs;
   const timer = timeoutMs === null ? undefined : setTimeout(() => fail(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
   return () => {
     clearTimeout(timer);
-    options.signal.removeEventListener('abort', onAbort);
+    stopListening();
   };
 }
 
