@@ -113,7 +113,8 @@ async function sendRequest<T>(url: URL, request: FetchRequest, options: FetchOpt
   const { hostname, port } = hostAndPort(url);
   refuseIpLiteral(options.allow, hostname, port, options.allowSetting);
   const transport = url.protocol === 'https:' ? https : http;
-  const req = transport.request(url, {
+  const req = transport.request({
+    ...destinationOf(url, hostname),
     method: request.method,
     headers: withTraceparent(withContentLength(request)),
     agent: fetchAgent(url.protocol === 'https:' ? 'https:' : 'http:', options.pool),
@@ -122,6 +123,23 @@ async function sendRequest<T>(url: URL, request: FetchRequest, options: FetchOpt
   const response = awaitResponse(req, options, readResponse);
   req.end(request.body ?? undefined);
   return response;
+}
+
+/**
+ * What node:http needs of the URL, as it would take it from the URL itself (its urlToHttpOptions) less
+ * what it does not use (`href`, `hash`, `search`, `pathname`). The request's options are copied into the
+ * options of its socket, kept as long as the socket: four keys fewer make that copy's table smaller
+ * (with the three strings, ~1 KB less for each request a run waits on).
+ */
+function destinationOf(url: URL, hostname: string): http.RequestOptions {
+  const auth = url.username || url.password ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}` : undefined;
+  return {
+    protocol: url.protocol,
+    hostname,
+    path: `${url.pathname}${url.search}`,
+    ...(url.port === '' ? {} : { port: Number(url.port) }),
+    ...(auth === undefined ? {} : { auth }),
+  };
 }
 
 /**
