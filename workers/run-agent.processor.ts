@@ -32,16 +32,17 @@ export interface ProcessorDeps extends RunDeps {
 }
 
 /**
- * The BullMQ processor for run jobs. Declares the third parameter so BullMQ hands it the AbortSignal
- * of worker.cancelJob; a cancel from the control channel aborts the same run.
+ * The BullMQ processor for run jobs. A run is stopped through the control channel (a cancel) or its
+ * own watches, never through worker.cancelJob: the processor takes no third parameter, so BullMQ makes
+ * no AbortController for each job (its signal, once read, is some 0.8 KB a waiting run held for nothing).
  */
 export function createRunAgentProcessor(deps: ProcessorDeps) {
-  const processRun = async (job: Job<RunJobData>, jobSignal?: AbortSignal): Promise<void> => {
+  const processRun = async (job: Job<RunJobData>): Promise<void> => {
     const started = performance.now();
     const data = job.data;
     // Fair share is judged by this (DESIGN §16): how long the run waited for a worker.
     if (data.submittedAt !== undefined) deps.runMetrics.recordQueueWait(Date.now() - data.submittedAt);
-    const tracked = deps.control.track(data.runId, jobSignal);
+    const tracked = deps.control.track(data.runId);
     // A call made with a session cookie ends `mustLogin` when the session ends while it runs.
     const stopWatching = data.sessionId ? deps.sessions.watch(data.sessionId, () => tracked.stop(sessionEnded)) : undefined;
     // However it ends, the run stops counting against its caller's runs in flight (DESIGN §16): before
@@ -93,7 +94,7 @@ export function createRunAgentProcessor(deps: ProcessorDeps) {
     }
   };
   // The run is a trace of its own (DESIGN §18), its log lines within it.
-  return (job: Job<RunJobData>, _token?: string, jobSignal?: AbortSignal): Promise<void> => traceRun(job.data, () => processRun(job, jobSignal));
+  return (job: Job<RunJobData>): Promise<void> => traceRun(job.data, () => processRun(job));
 }
 
 function unavailable(deps: ProcessorDeps, data: RunJobData, err: unknown): RunEnding {

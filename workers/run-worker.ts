@@ -107,12 +107,13 @@ export async function startRunWorker(deps: WorkerDeps): Promise<RunWorker> {
     ({ shardPrefix, chain }, fetcher) =>
       new Worker<RunJobData>(
         runQueueName,
-        async (job, token, signal) => {
+        // Two parameters: BullMQ makes an AbortController for each job only for a processor that takes a third.
+        async (job) => {
           const place = windows[fetcher]?.started();
           if (place) await place;
           runsInFlight += 1;
           try {
-            return await processor(job, token, signal);
+            return await processor(job);
           } finally {
             runsInFlight -= 1;
             windows[fetcher]?.ended();

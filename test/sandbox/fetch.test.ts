@@ -22,6 +22,8 @@ describe('sandbox sys.fetch', () => {
         }
         if (path === '/redirect') return void res.writeHead(302, { location: '/elsewhere' }).end();
         if (path === '/huge') return void res.end('x'.repeat(6 * 1024 * 1024));
+        if (path === '/split') return void writeSplit(res, Buffer.from(splitText));
+        if (path.startsWith('/auth')) return void res.end(JSON.stringify({ path, authorization: req.headers.authorization ?? null }));
         res.setHeader('X-Multi', ['a', 'b']);
         res.setHeader('Content-Type', 'application/json');
         res.end(JSON.stringify({ method: req.method, path, body, header: req.headers['x-probe'] ?? null }));
@@ -81,6 +83,19 @@ describe('sandbox sys.fetch', () => {
       json: { method: 'POST', path: '/echo', body: 'payload', header: 'yes' },
       text: 'string',
     });
+  });
+
+  it('reads a whole answer sent in pieces cut inside characters as the text it is', async () => {
+    const outcome = await runAgent(`export default async function (sys) { sys.vars.text = (await sys.fetch('${server.origin}/split')).text; }`, { httpAllow: ['127.0.0.1'] });
+    assert.equal(outcome.resultCode === 'success' && outcome.vars.text, splitText);
+  });
+
+  it('sends the credentials and query of the URL', async () => {
+    const outcome = await runAgent(
+      `export default async function (sys) { sys.vars.r = (await sys.fetch('http://us%20er:p%40ss@127.0.0.1:${server.port}/auth?q=1#frag')).json(); }`,
+      { httpAllow: ['127.0.0.1'] },
+    );
+    assert.deepEqual(outcome.resultCode === 'success' && outcome.vars.r, { path: '/auth?q=1', authorization: `Basic ${Buffer.from('us er:p@ss').toString('base64')}` });
   });
 
   it('refuses a listed address on another port', async () => {
@@ -332,3 +347,12 @@ describe('sandbox sys.fetch limits', () => {
     await waitFor(() => server!.open() === 0, 'the upgraded connection to close');
   });
 });
+
+/** Text whose UTF-8 bytes writeSplit sends cut inside its two- and four-byte characters. */
+const splitText = 'h\u00e9llo \u20ac \ud83c\udf89 end';
+
+/** Writes `bytes` a few at a time, each piece after the last has gone out, so the client reads them as separate chunks. */
+function writeSplit(res: ServerResponse, bytes: Buffer, at = 0): void {
+  if (at >= bytes.length) return void res.end();
+  res.write(bytes.subarray(at, at + 3), () => setTimeout(() => writeSplit(res, bytes, at + 3), 10));
+}

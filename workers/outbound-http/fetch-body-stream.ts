@@ -1,5 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { StringDecoder } from 'node:string_decoder';
+import { onFetchAbort, type FetchAbort } from './fetch-abort.js';
 
 /**
  * The body of a streamed sys.fetch response (DESIGN §13), read as the agent asks for it. Each read
@@ -21,7 +22,7 @@ export interface BodyStreamOptions {
   /** How long one read may wait for the next chunk; null: no timer of its own (the run's deadline ends it). */
   timeoutMs: number | null;
   /** Aborted when the run ends. */
-  signal: AbortSignal;
+  abort: FetchAbort;
   maxBytes: number;
 }
 
@@ -72,14 +73,14 @@ export function readBodyStream(req: ClientRequest, res: IncomingMessage, options
     req.destroy();
     settleWaiter();
   };
-  const onAbort = () => fail(new Error('the run ended'));
+  let stopListening: (() => void) | undefined;
   const stopWatching = () => {
     clearTimeout(timer);
-    options.signal.removeEventListener('abort', onAbort);
+    stopListening?.();
   };
 
-  if (options.signal.aborted) fail(new Error('the run ended'));
-  else options.signal.addEventListener('abort', onAbort, { once: true });
+  if (options.abort.aborted) fail(new Error('the run ended'));
+  else stopListening = onFetchAbort(options.abort, () => fail(new Error('the run ended')));
   res.on('data', (chunk: Buffer) => {
     receivedBytes += chunk.length;
     if (receivedBytes > options.maxBytes) return fail(new Error(`response body larger than ${options.maxBytes} bytes`));

@@ -38,8 +38,8 @@ export async function runAgent(
   // Its start waits its fair turn among the runs this worker holds, until it first waits on the host.
   const started = deps.startGate ? await deps.startGate.enter(data.priority ?? maxPriority) : undefined;
   try {
-    const { run, toSource, trace, timeline } = await sandboxRunOf(deps, data, start, sink, signal, hold);
-    return { ending: await runSandbox({ ...run, onWait: started }, deps.isolates), toSource, trace, timeline };
+    const { run, toSource, trace, timeline } = await sandboxRunOf(deps, data, start, sink, signal, hold, started);
+    return { ending: await runSandbox(run, deps.isolates), toSource, trace, timeline };
   } finally {
     started?.();
   }
@@ -59,7 +59,11 @@ export async function runAgentInline(
   return 'declined' in ending ? ending : { ending, toSource, trace, timeline };
 }
 
-/** The sandbox run of `start`, with its source mapper, its timeline and (for a draft) its trace recorder. */
+/**
+ * The sandbox run of `start`, with its source mapper, its timeline and (for a draft) its trace recorder.
+ * `onWait` is set here, not spread in after: a spread copy of this object is a hidden class of its own
+ * each time, held by the run while it waits.
+ */
 async function sandboxRunOf(
   deps: RunDeps,
   data: RunJobData,
@@ -67,6 +71,7 @@ async function sandboxRunOf(
   sink: RunEventSink,
   signal: AbortSignal,
   hold: PromiseLike<unknown> | undefined,
+  onWait?: SandboxRun['onWait'],
 ): Promise<{ run: SandboxRun; toSource: SourceMapper; trace: TraceRecorder | undefined; timeline: TimelineRecorder }> {
   const toSource = createSourceMapper(start.agent.sourceMap);
   const secrets = await deps.secrets.get(deps.db, data.agentName, secretSetOf(data));
@@ -98,6 +103,7 @@ async function sandboxRunOf(
     onDelta: data.events.kind === 'log' ? sink.delta : undefined,
     onTrace: trace?.onTrace,
     onTimeline: timeline.onTimeline,
+    onWait,
   };
   return { run, toSource, trace, timeline };
 }

@@ -4,8 +4,8 @@
  * cancels of runs not (yet) here are remembered for a while and applied when the run starts.
  */
 export interface RunControl {
-  /** Starts tracking a run; its signal aborts on cancel (or when `jobSignal` aborts). */
-  track(runId: string, jobSignal?: AbortSignal): TrackedRun;
+  /** Starts tracking a run; its signal aborts on cancel. */
+  track(runId: string): TrackedRun;
   cancel(runId: string): void;
 }
 
@@ -31,19 +31,14 @@ export function createRunControl(): RunControl {
   };
 
   return {
-    track(runId, jobSignal) {
+    track(runId) {
       const controller = new AbortController();
       running.set(runId, controller);
-      const abort = () => controller.abort();
-      jobSignal?.addEventListener('abort', abort, { once: true });
-      if (earlyCancels.delete(runId) || jobSignal?.aborted) controller.abort();
+      if (earlyCancels.delete(runId)) controller.abort();
       return {
         signal: controller.signal,
         stop: (reason) => controller.abort(reason),
-        done() {
-          jobSignal?.removeEventListener('abort', abort);
-          running.delete(runId);
-        },
+        done: () => void running.delete(runId),
       };
     },
     cancel(runId) {

@@ -78,7 +78,7 @@ async function fetchInSlot(session: Session, request: FetchRequest, requestedTim
   const slot = await takeFetchSlot(session.fetchSlots);
   try {
     const timeoutMs = requestedTimeoutMs < session.deadline - Date.now() ? requestedTimeoutMs : null;
-    return await httpFetch(request, { allow: session.allow, timeoutMs, signal: slot.signal, pool: fetchPoolKey(session.run.caller, session.run.httpAllow) });
+    return await httpFetch(request, { allow: session.allow, timeoutMs, abort: slot, pool: fetchPoolKey(session.run.caller, session.run.httpAllow) });
   } finally {
     releaseFetchSlot(session.fetchSlots, slot);
   }

@@ -57,7 +57,7 @@ export async function callFetchStream(session: Session, request: FetchRequest, t
   try {
     const ownTimeoutMs = timeoutMs < session.deadline - Date.now() ? timeoutMs : null;
     const pool = fetchPoolKey(session.run.caller, session.run.httpAllow);
-    const response = await httpFetchStream(request, { allow: session.allow, timeoutMs: ownTimeoutMs, signal: slot.signal, pool });
+    const response = await httpFetchStream(request, { allow: session.allow, timeoutMs: ownTimeoutMs, abort: slot, pool });
     entry.result = { status: response.status, headers: response.headers, text: '' };
     called();
     chargeJournal(session.journal, JSON.stringify(response.headers).length);

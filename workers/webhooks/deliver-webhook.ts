@@ -5,6 +5,7 @@ import { findPendingDelivery, recordAttempt, type PendingDelivery } from '../../
 import type { AllowRule } from '../outbound-http/destination-guard.js';
 import type { AccountSlots } from './account-slots.js';
 import { httpFetch } from '../outbound-http/http-fetch.js';
+import { createFetchAbort } from '../outbound-http/fetch-abort.js';
 import { inDeliverySpan } from '../tracing/delivery-span.js';
 
 /** A receiver has this long to answer. */
@@ -64,7 +65,7 @@ async function attempt(deps: WebhookDeliveryDeps, delivery: PendingDelivery): Pr
         },
         body,
       },
-      { allow: deps.allow, allowSetting: 'WEBHOOK_ALLOW', timeoutMs: deliveryTimeoutMs, signal: new AbortController().signal, pool: 'webhooks' },
+      { allow: deps.allow, allowSetting: 'WEBHOOK_ALLOW', timeoutMs: deliveryTimeoutMs, abort: createFetchAbort(), pool: 'webhooks' },
     );
     status = answer.status;
     if (status < 200 || status > 299) error = `the receiver answered ${status}`;
