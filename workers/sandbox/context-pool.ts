@@ -63,12 +63,13 @@ export interface ContextPoolStats {
 }
 
 /**
- * Where runs get their sandbox. Runs of one agent for one caller share an isolate, up to
- * `contextsPerIsolate` at once, each in a context of its own; runs of two callers never share one.
- * A context serves one run at a time and goes back to the pool once its run's code is over with
- * nothing left pending, however the run ended (run-sandbox.ts); otherwise it is released, and its
- * isolate disposed when nothing else runs there. A shared isolate that stays busy after a run ended
- * (a loop the run left behind) is disposed after `busyAfterEndMs`, ending the caller's other runs in it.
+ * Where runs get their sandbox. Runs of one agent for one caller share contexts, up to
+ * `runsPerContext` at once in one (`join`), and isolates, up to `runsPerIsolate`; runs of two callers
+ * never share one. A context goes back to the pool once its runs' code is over with nothing left
+ * pending, however they ended (run-sandbox.ts); a run that ended otherwise closes it, and it is
+ * released once its last run ended, its isolate disposed when nothing else runs there. A shared
+ * isolate that stays busy after a run ended (a loop the run left behind) is disposed after
+ * `busyAfterEndMs`, ending the caller's other runs in it.
  */
 export interface ContextPool {
   /** A warm context loaded for this key with no run in it, or undefined (try `join`, or load one into `isolateFor`). */
@@ -227,7 +228,9 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
 
   function mayJoin(agent: AgentContext): boolean {
     const tenancy = tenancyOf(agent.sandbox);
+    // No warm contexts kept (maxIdle 0): each run loads its own, and no run joins another's.
     return (
+      settings.maxIdle > 0 &&
       !agent.closed &&
       agent.active < settings.runsPerContext &&
       agent.runs < settings.maxRunsPerContext &&
