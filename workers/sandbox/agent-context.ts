@@ -43,7 +43,6 @@ interface HostBinding {
 
 /** A run in progress in a context, from its start until its result is back (also after it ended). */
 interface BoundRun {
-  readonly token: number;
   readonly session: Session;
   /** How to answer each async host call (sleep, fetch, ask) not answered yet: the first answer counts. */
   readonly waiting: Set<(reply: string) => void>;
@@ -188,7 +187,7 @@ export function answerWaitingCallsWithEnd(session: Session): void {
 export async function runInAgentContext(agent: AgentContext, session: Session, { sync }: { sync: boolean }): Promise<IsolateReport | 'interrupted'> {
   agent.runs += 1;
   const token = (agent.binding.lastToken += 1);
-  const bound: BoundRun = { token, session, waiting: new Set(), inSyncCall: false };
+  const bound: BoundRun = { session, waiting: new Set(), inSyncCall: false };
   agent.binding.runs.set(token, bound);
   boundRuns.set(session, bound);
   const run = session.run;

@@ -428,7 +428,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
       release(agent);
     }
     // Those with runs in them go as their last run ends (give).
-    for (const agent of [...joinableNow]) if (agent.sandbox === sandbox) close(agent);
+    for (const agent of joinable.get(sandbox.key)?.filter((each) => each.sandbox === sandbox) ?? []) close(agent);
   }
 
   function discard(agent: AgentContext): void {
