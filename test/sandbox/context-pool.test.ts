@@ -44,6 +44,18 @@ describe('sandbox context pool', () => {
     assert.deepEqual(pool.stats(), { hits: 1, misses: 5, joins: 4, idle: 1, retired: 0, evicted: 0, isolates: 1, restarts: 0 }, 'two joined the one that took it');
   });
 
+  it('with no warm contexts kept, loads one context per run for concurrent runs, none waiting on another\'s load', async () => {
+    pool = createContextPool({ maxIdle: 0 });
+    const code = await compile(`export default async (sys) => { await sys.sleep(5); sys.say(String(sys.inputs.n)); }`);
+    const runs = Array.from({ length: 12 }, (_, n) => n);
+    for (let round = 0; round < 2; round++) {
+      const endings = await Promise.all(runs.map((n) => run(code, { inputs: { n } })));
+      assert.deepEqual(endings.map(texts), runs.map((n) => [String(n)]));
+    }
+    // A run that waited on another's load (which it may never join) searched again, counting a miss each time.
+    assert.deepEqual(pool.stats(), { hits: 0, misses: 24, joins: 0, idle: 0, retired: 24, evicted: 0, isolates: 0, restarts: 0 });
+  });
+
   it('gives each of the runs sharing a context its own Math.random, Date and console', async () => {
     const code = await compile(`export default async (sys) => {
       const drawn = [];

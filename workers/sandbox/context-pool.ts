@@ -317,6 +317,8 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   }
 
   function joinLoad(key: TenancyKey): Promise<AgentContext | undefined> | undefined {
+    // No warm contexts kept (maxIdle 0): no run joins another's, so none waits for another's load either.
+    if (settings.maxIdle === 0) return undefined;
     // The loading run is the context's first; its joiners fill the rest.
     const load = announced.get(key)?.find((each) => each.joiners < settings.runsPerContext - 1);
     if (!load) return undefined;
