@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { ApiClient } from '../client.js';
 import { execAgent } from '../exec.js';
 import { openFloorRig } from '../floor.js';
@@ -40,7 +41,9 @@ const pairedBlock = 50;
  * (b) hello one at a time, alternating with the floor by blocks of `pairedBlock` calls (each side one
  * at a time, back to back, as when measured alone): the two p50s come from the same minutes of the
  * machine, whose speed drifts by 2× within an hour, so their ratio holds better than one against a
- * floor measured before the scenarios.
+ * floor measured before the scenarios. A third block, alternated with them, times one durable
+ * PostgreSQL commit (a row inserted and flushed to the WAL, as the product commits every run): what a
+ * call that keeps anything pays on this disk that the floor, on a Redis that keeps nothing, does not.
  */
 export const helloPaired: Scenario = {
   id: 'hello-paired',
@@ -49,24 +52,43 @@ export const helloPaired: Scenario = {
     { id: 'hello.paired.ratio', label: '(b) hello sequential p50 ÷ the floor\'s, measured alternately', unit: '×', target: { op: '<=', value: 2 } },
     { id: 'hello.paired.p50', label: '(b) hello sequential p50, alternating', unit: 'ms' },
     { id: 'hello.paired.floorP50', label: '(b) floor round trip sequential p50, alternating', unit: 'ms' },
+    { id: 'hello.paired.durableCommitP50', label: '(b) one durable PostgreSQL commit p50, alternating', unit: 'ms' },
+    { id: 'hello.paired.durableRatio', label: '(b) hello sequential p50 ÷ (floor + one durable commit)', unit: '×' },
   ],
   async run({ client, profile, stack }) {
     const rig = await openFloorRig(stack.settings.redisUrl, `${stack.settings.queuePrefix}:paired`, profile.concurrency);
+    const db = new pg.Client({ connectionString: stack.settings.databaseUrl });
+    await db.connect();
     try {
+      await db.query('create table bench_durable_commits (id bigserial primary key)');
+      const commit = async () => void (await db.query('insert into bench_durable_commits default values'));
       await runSequential(profile.warmupCalls, (i) => rig.roundTrip(`w-${i}`));
       await runSequential(profile.warmupCalls, (i) => callHello(client, `w${i}`));
+      await runSequential(profile.warmupCalls, commit);
       const hello: number[] = [];
       const floor: number[] = [];
+      const commits: number[] = [];
       for (let done = 0; done < profile.sequentialCalls; done += pairedBlock) {
         floor.push(...(await timeEach(pairedBlock, (i) => rig.roundTrip(`p-${done + i}`))));
         hello.push(...(await timeEach(pairedBlock, (i) => callHello(client, `p${done + i}`))));
+        commits.push(...(await timeEach(pairedBlock, commit)));
       }
-      const [product, reference] = [summarize(hello), summarize(floor)];
+      const [product, reference, durable] = [summarize(hello), summarize(floor), summarize(commits)];
       return {
-        values: { 'hello.paired.ratio': product.p50 / reference.p50, 'hello.paired.p50': product.p50, 'hello.paired.floorP50': reference.p50 },
-        notes: [`${product.count} calls and ${reference.count} round trips; p99 ${product.p99.toFixed(1)} ms against the floor's ${reference.p99.toFixed(1)} ms`],
+        values: {
+          'hello.paired.ratio': product.p50 / reference.p50,
+          'hello.paired.p50': product.p50,
+          'hello.paired.floorP50': reference.p50,
+          'hello.paired.durableCommitP50': durable.p50,
+          'hello.paired.durableRatio': product.p50 / (reference.p50 + durable.p50),
+        },
+        notes: [
+          `${product.count} calls and ${reference.count} round trips; p99 ${product.p99.toFixed(1)} ms against the floor's ${reference.p99.toFixed(1)} ms`,
+          `${durable.count} durable commits (synchronous_commit ${(await db.query<{ synchronous_commit: string }>('show synchronous_commit')).rows[0]?.synchronous_commit}), p99 ${durable.p99.toFixed(1)} ms`,
+        ],
       };
     } finally {
+      await db.end();
       await rig.close();
     }
   },
