@@ -118,10 +118,12 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
       return !late || cheapEnough(agentName);
     },
     tryHere(agentName, late) {
-      if (!admission.admits(agentName, late)) return undefined;
-      if (short.has(agentName)) return () => undefined;
+      const known = short.has(agentName);
       const under = probes.get(agentName) ?? 0;
-      if (under >= options.probesPerAgent) return undefined;
+      // The probes first: a call refused for them takes no costly agent's retry (cheapEnough).
+      if (!known && under >= options.probesPerAgent) return undefined;
+      if (!admission.admits(agentName, late)) return undefined;
+      if (known) return () => undefined;
       probes.set(agentName, under + 1);
       let over = false;
       return () => {
