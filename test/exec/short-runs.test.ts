@@ -151,6 +151,26 @@ describe('short runs: answered by the web process that took the call', () => {
     await waitFor(again, 5000, 'a short run answered in the web process again');
   });
 
+  it('tries one call of an agent not known short at a time, the others queued at once, and every call once one was answered here', async () => {
+    const agentName = uniqueAgentName('burst');
+    await publishAgent(stack.runtime.db, agentName, `export default async function (sys) { sys.say('hi ' + sys.query); }`);
+    const burst = async () => {
+      const ids = Array.from({ length: 8 }, () => requestId('burst'));
+      const answers = await Promise.all(ids.map((id) => call(stack, key, id, { agentName, inputs: { query: 'Cy' } })));
+      assert.ok(answers.every((answer) => answer.body.resultCode === 'success'));
+      await waitFor(() => ids.every((id) => endedIn(stack, id) !== undefined), 5000, 'every run of the burst logged');
+      return ids.filter((id) => endedIn(stack, id) === 'web').length;
+    };
+    assert.ok((await burst()) <= 1, 'a new agent: one probe, the rest through the queue');
+    await waitFor(async () => {
+      const id = requestId('burst');
+      assert.equal((await call(stack, key, id, { agentName, inputs: { query: 'Cy' } })).body.resultCode, 'success');
+      await waitFor(() => endedIn(stack, id) !== undefined, 5000, 'the run logged');
+      return endedIn(stack, id) === 'web';
+    }, 10_000, 'a run of the agent answered here');
+    assert.ok((await burst()) > 1, 'known short: more than one call of a burst answered here');
+  });
+
   it('sends an agent that waited straight to the queue afterwards', async () => {
     const before = requests;
     const id = requestId('fetcher');

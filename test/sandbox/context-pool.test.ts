@@ -56,6 +56,15 @@ describe('sandbox context pool', () => {
     assert.deepEqual(pool.stats(), { hits: 0, misses: 24, joins: 0, idle: 0, retired: 24, evicted: 0, isolates: 0, restarts: 0 });
   });
 
+  it('tells a run that joins a load under way that it waits (its start gate place goes to the next run), and not the run loading', async () => {
+    const code = await compile(`export default (sys) => { sys.say(String(sys.inputs.n)); }`);
+    const told = [0, 0, 0];
+    const ran = await Promise.all([0, 1, 2].map((n) => run(code, { inputs: { n }, onWait: () => void (told[n]! += 1) })));
+    assert.deepEqual(ran.map(texts), [['0'], ['1'], ['2']]);
+    assert.equal(pool.stats().joins, 2);
+    assert.deepEqual(told, [0, 1, 1], 'the code makes no async call: only the joiners were told');
+  });
+
   it('gives each of the runs sharing a context its own Math.random, Date and console', async () => {
     const code = await compile(`export default async (sys) => {
       const drawn = [];

@@ -8,7 +8,7 @@ function stillClock(start = Date.UTC(2026, 0, 1)): Clock & { move(ms: number): v
   return { now: () => new Date(at), move: (ms) => void (at += ms) };
 }
 
-const options = { queueForMs: 60_000, loadsPerSecond: 3, maxAgents: 2, costlyEntryMs: 2, costlyRetryMs: 1_000 };
+const options = { queueForMs: 60_000, loadsPerSecond: 3, maxAgents: 2, costlyEntryMs: 2, costlyRetryMs: 1_000, probesPerAgent: 2 };
 const onTime = false;
 const late = true;
 
@@ -79,5 +79,44 @@ describe('which calls a web process answers itself', () => {
     // Its entries became cheap: the average falls under costlyEntryMs, and it stays while late.
     for (let i = 0; i < 7; i++) admission.entered('computer', 0.1);
     assert.equal(admission.admits('computer', late), true);
+  });
+
+  it('tries probesPerAgent calls of an agent not known short at once, and sends the others to the queue meanwhile', () => {
+    const admission = createInlineAdmission(stillClock(), options);
+    const first = admission.tryHere('new', onTime);
+    const second = admission.tryHere('new', onTime);
+    assert.ok(first && second);
+    assert.equal(admission.tryHere('new', onTime), undefined, 'a third waits on nothing: it goes to the queue');
+    assert.ok(admission.tryHere('other', onTime), 'each agent has probes of its own');
+    first();
+    first();
+    const third = admission.tryHere('new', onTime);
+    assert.ok(third, 'a probe over makes room for one more, once');
+    assert.equal(admission.tryHere('new', onTime), undefined);
+  });
+
+  it('tries every call of an agent once one of its runs was answered here, until it is sent to the queue', () => {
+    const clock = stillClock();
+    const admission = createInlineAdmission(clock, options);
+    const probe = admission.tryHere('hello', onTime);
+    assert.ok(probe);
+    admission.wasShort('hello');
+    const tries = [1, 2, 3, 4].map(() => admission.tryHere('hello', onTime));
+    assert.ok(tries.every((end) => end !== undefined), 'known short: no limit');
+    probe();
+    admission.notShort('hello', 'waits');
+    assert.equal(admission.tryHere('hello', onTime), undefined, 'in the queue for queueForMs');
+    clock.move(60_000);
+    assert.ok(admission.tryHere('hello', onTime) && admission.tryHere('hello', onTime));
+    assert.equal(admission.tryHere('hello', onTime), undefined, 'back from the queue, it is probed again');
+  });
+
+  it('never tries a call the verdict or the late loop sends to the queue, and takes no probe for it', () => {
+    const admission = createInlineAdmission(stillClock(), options);
+    admission.notShort('fetcher', 'waits');
+    assert.equal(admission.tryHere('fetcher', onTime), undefined);
+    for (let i = 0; i < 8; i++) admission.entered('computer', 4);
+    assert.equal(admission.tryHere('computer', late), undefined);
+    assert.ok(admission.tryHere('computer', onTime) && admission.tryHere('computer', onTime), 'both probes still free');
   });
 });

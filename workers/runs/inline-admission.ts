@@ -15,10 +15,21 @@ import type { Clock } from '../../shared/clock.js';
  *   to see whether it still does. A cheaper one stays: queueing a call costs the web process about as
  *   much as entering a hello-like agent, and adds a worker's, Redis's and PostgreSQL's share on top,
  *   so sending such runs away from a late loop made it later still.
+ * - While nothing is known of an agent here (none of its runs answered here yet, or its time in the
+ *   queue is over), `probesPerAgent` of its calls are tried at once, and the others go to the queue
+ *   at once: a burst of a new agent's calls (a deploy, a reconnect storm) would otherwise all wait on
+ *   the one context its first call loads, and on that run, before most of them learn that it waits on
+ *   the host and go to the queue after all (issue 49: ~110 ms each of 200 calls at once). Once one
+ *   of its runs was answered here, the agent's calls are all tried.
  */
 export interface InlineAdmission {
-  /** Whether a call of this agent is tried here at all, the event loop running late or not. */
+  /** Whether a call of this agent may be tried here, the event loop running late or not (its agent's verdict alone: see `tryHere`). */
   admits(agentName: string, late: boolean): boolean;
+  /**
+   * A call of this agent to try here: `admits`, and for an agent not known short yet, one of its
+   * `probesPerAgent` tries at once. What to call once the try is over; undefined: queue the call.
+   */
+  tryHere(agentName: string, late: boolean): (() => void) | undefined;
   /** Takes one of this second's context loads, if one is left. */
   mayLoad(): boolean;
   /** A run of the agent waited on an async sys call ('waits') or computed past its entry ('long'). */
@@ -36,9 +47,11 @@ export interface InlineAdmissionOptions {
   maxAgents: number;
   costlyEntryMs: number;
   costlyRetryMs: number;
+  /** Calls of an agent not known short yet tried at once (the others go to the queue meanwhile). */
+  probesPerAgent: number;
 }
 
-export const defaultAdmission: InlineAdmissionOptions = { queueForMs: 60_000, loadsPerSecond: 20, maxAgents: 1000, costlyEntryMs: 2, costlyRetryMs: 1000 };
+export const defaultAdmission: InlineAdmissionOptions = { queueForMs: 60_000, loadsPerSecond: 20, maxAgents: 1000, costlyEntryMs: 2, costlyRetryMs: 1000, probesPerAgent: 1 };
 
 /**
  * The weight of an entry in its agent's moving average, and the entries measured before it counts:
@@ -69,6 +82,10 @@ interface Verdict {
 export function createInlineAdmission(clock: Clock, options: InlineAdmissionOptions = defaultAdmission): InlineAdmission {
   const verdicts = new Map<string, Verdict>();
   const costs = new Map<string, EntryCost>();
+  /** Agents with a run answered here since they last went to the queue. */
+  const short = new Map<string, true>();
+  /** Tries under way of agents not known short. */
+  const probes = new Map<string, number>();
   let second = 0;
   let loads = 0;
   const now = () => clock.now().getTime();
@@ -85,7 +102,13 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
     return true;
   };
 
-  return {
+  const probeOver = (agentName: string) => {
+    const left = (probes.get(agentName) ?? 1) - 1;
+    if (left > 0) probes.set(agentName, left);
+    else probes.delete(agentName);
+  };
+
+  const admission: InlineAdmission = {
     admits(agentName, late) {
       const verdict = verdicts.get(agentName);
       if (verdict) {
@@ -93,6 +116,21 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
         if (verdict.queuedUntil > 0) verdicts.delete(agentName);
       }
       return !late || cheapEnough(agentName);
+    },
+    tryHere(agentName, late) {
+      const known = short.has(agentName);
+      const under = probes.get(agentName) ?? 0;
+      // The probes first: a call refused for them takes no costly agent's retry (cheapEnough).
+      if (!known && under >= options.probesPerAgent) return undefined;
+      if (!admission.admits(agentName, late)) return undefined;
+      if (known) return () => undefined;
+      probes.set(agentName, under + 1);
+      let over = false;
+      return () => {
+        if (over) return;
+        over = true;
+        probeOver(agentName);
+      };
     },
     mayLoad() {
       const current = Math.floor(now() / 1000);
@@ -107,15 +145,20 @@ export function createInlineAdmission(clock: Clock, options: InlineAdmissionOpti
     notShort(agentName, why) {
       const verdict = verdicts.get(agentName) ?? { queuedUntil: 0, strikes: 0 };
       verdict.strikes += 1;
-      if (why === 'waits' || verdict.strikes >= longInARow) verdict.queuedUntil = now() + options.queueForMs;
+      if (why === 'waits' || verdict.strikes >= longInARow) {
+        verdict.queuedUntil = now() + options.queueForMs;
+        short.delete(agentName);
+      }
       remember(verdicts, agentName, verdict);
     },
     wasShort(agentName) {
       verdicts.delete(agentName);
+      remember(short, agentName, true);
     },
     entered(agentName, cpuMs) {
       const cost = costs.get(agentName);
       remember(costs, agentName, { ms: cost ? cost.ms + entryWeight * (cpuMs - cost.ms) : cpuMs, entries: (cost?.entries ?? 0) + 1, triedAt: now() });
     },
   };
+  return admission;
 }

@@ -30,8 +30,23 @@ export async function runShort(
   inputs: JsonObject,
   { late, mayCommit, claim, paused = () => false }: { late: boolean; paused?: () => boolean } & InlineCommit,
 ): Promise<RunEnding | 'queue' | 'withdrawn'> {
+  const tried = deps.admission.tryHere(data.agentName, late);
+  if (!tried) return 'queue';
+  try {
+    return await runTried(deps, data, inputs, { mayCommit, claim, paused });
+  } finally {
+    tried();
+  }
+}
+
+/** runShort for a call `tryHere` admitted. */
+async function runTried(
+  deps: ShortRunDeps,
+  data: RunJobData,
+  inputs: JsonObject,
+  { mayCommit, claim, paused }: { paused: () => boolean } & InlineCommit,
+): Promise<RunEnding | 'queue' | 'withdrawn'> {
   const { admission } = deps;
-  if (!admission.admits(data.agentName, late)) return 'queue';
   const started = performance.now();
   const entry = {
     mayLoad: admission.mayLoad,

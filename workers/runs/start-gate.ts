@@ -5,7 +5,8 @@
  * order, a caller's one run would start behind every run of the flood taken before it. The gate lets
  * `width` runs start at once and the others wait in their fair order (the job's priority, then
  * arrival), so a caller with one run starts it next, whatever another has waiting in this worker.
- * A run leaves the gate when it first waits on the host or ends; waiting runs cost the gate nothing.
+ * A run leaves the gate when it first waits on the host, joins a context another run is loading
+ * (run-sandbox.ts sharedContext: it holds no thread meanwhile), or ends; waiting runs cost the gate nothing.
  */
 export interface StartGate {
   /** Waits for the run's turn to start; answers the function that lets the next one in (idempotent). */

@@ -9,8 +9,9 @@ const inlineWaitMs = 250;
 
 /**
  * How often a waiting run asks whether it is still to be tried here (InlineEntry `stillTried`): a
- * burst of a new agent's calls all wait for the one context the first of them loads, and once that one
- * turned out to wait on the host, the others go to the queue within this, not after inlineWaitMs.
+ * burst of a caller's calls of an agent known short all wait for the one context the first of them
+ * loads (of an agent not known short, only a probe or two are tried: inline-admission.ts), and once
+ * that one turned out to wait on the host, the others go to the queue within this, not after inlineWaitMs.
  */
 const retryCheckMs = 20;
 

@@ -125,7 +125,7 @@ async function executeAgent(pool: ContextPool, session: Session, held: Held): Pr
     return 'ending' in context ? context.ending : runInline(pool, session, held, context.agent, inline);
   }
   // A draft never shares warm state with a published agent (DESIGN §12): its runs load their own.
-  const shared = session.run.fresh ? undefined : await sharedContext(pool, key);
+  const shared = session.run.fresh ? undefined : await sharedContext(pool, key, () => session.run.onWait?.());
   const loaded = typeof shared === 'object' ? { agent: shared } : await loadShared(pool, session, held, key, shared);
   if ('ending' in loaded) return loaded.ending;
   const { agent } = loaded;
@@ -184,8 +184,14 @@ function declineInline(why: InlineDecline): InlineDeclined {
  * runs use now, then the one a load under way brings (a burst of runs shares the first loads instead of
  * each making one). Otherwise the run loads one itself, announced in the same turn as the search
  * found nothing (what is returned: loadShared settles it), so the next run waits for it.
+ *
+ * A run that joins a load under way tells `waits` (SandboxRun `onWait`): it waits on another run's
+ * load and holds no thread meanwhile, so it gives back its place among the worker's starting runs
+ * (start-gate.ts) as a run waiting on the host does. Otherwise a burst of one caller's runs started a
+ * context's worth (the gate's width) at a time, each context loaded only once the previous
+ * one's runs had reached the host: 200 runs of a new agent, seven loads one after another (issue 49).
  */
-async function sharedContext(pool: ContextPool, key: TenancyKey): Promise<AgentContext | Announced> {
+async function sharedContext(pool: ContextPool, key: TenancyKey, waits: () => void): Promise<AgentContext | Announced> {
   for (;;) {
     const taken = pool.take(key);
     if (taken) {
@@ -196,6 +202,7 @@ async function sharedContext(pool: ContextPool, key: TenancyKey): Promise<AgentC
     if (joined) return joined;
     const loading = pool.joinLoad(key);
     if (!loading) return pool.announceLoad(key);
+    waits();
     const joinedLoad = await loading;
     if (joinedLoad) return joinedLoad;
   }

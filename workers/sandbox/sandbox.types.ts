@@ -136,7 +136,10 @@ export interface SandboxRun {
    * needs it, so a lazy one (a thenable) starts its confirmation then.
    */
   hold?: PromiseLike<unknown>;
-  /** Told each time the run makes an async sys call: it waits on the host from then (workers/runs/start-gate.ts). */
+  /**
+   * Told each time the run makes an async sys call (it waits on the host from then), and when it joins
+   * a context another run is loading (it waits on that load): workers/runs/start-gate.ts.
+   */
   onWait?: () => void;
   /** Aborting it ends the run at once: `mustLogin` when its reason is sandbox-endings.ts's sessionEnded, else `stopped`. */
   signal?: AbortSignal;
