@@ -175,6 +175,8 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   const settings = { ...defaultPoolOptions, ...options };
   // Each context may fill up with runs, so an isolate takes no more contexts than its runs fill.
   const contextsPerIsolate = Math.max(1, Math.min(settings.contextsPerIsolate, Math.floor(settings.runsPerIsolate / settings.runsPerContext)));
+  // No warm contexts kept (maxIdle 0): each run loads its own; none joins another's, nor waits for another's load.
+  const sharesContexts = settings.maxIdle > 0;
   const idle = new KeyedLists<AgentContext>();
   // Every idle context, least recently used first (a Set keeps insertion order).
   const idleOrder = new Set<AgentContext>();
@@ -228,9 +230,8 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
 
   function mayJoin(agent: AgentContext): boolean {
     const tenancy = tenancyOf(agent.sandbox);
-    // No warm contexts kept (maxIdle 0): each run loads its own, and no run joins another's.
     return (
-      settings.maxIdle > 0 &&
+      sharesContexts &&
       !agent.closed &&
       agent.active < settings.runsPerContext &&
       agent.runs < settings.maxRunsPerContext &&
@@ -317,8 +318,7 @@ export function createContextPool(options: Partial<ContextPoolOptions> = {}): Co
   }
 
   function joinLoad(key: TenancyKey): Promise<AgentContext | undefined> | undefined {
-    // No warm contexts kept (maxIdle 0): no run joins another's, so none waits for another's load either.
-    if (settings.maxIdle === 0) return undefined;
+    if (!sharesContexts) return undefined;
     // The loading run is the context's first; its joiners fill the rest.
     const load = announced.get(key)?.find((each) => each.joiners < settings.runsPerContext - 1);
     if (!load) return undefined;
